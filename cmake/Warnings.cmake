@@ -1,0 +1,14 @@
+# Compiler warnings for every target of the project. DEVGRAPH_WERROR turns
+# them into errors; CI sets it so a warning cannot land.
+option(DEVGRAPH_WERROR "Treat compiler warnings as errors" OFF)
+
+set(DEVGRAPH_WARNINGS
+    -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-align
+    -Wunused -Woverloaded-virtual -Wnull-dereference -Wformat=2
+    -Wimplicit-fallthrough -Wmisleading-indentation)
+if(DEVGRAPH_WERROR)
+  list(APPEND DEVGRAPH_WARNINGS -Werror)
+endif()
+
+add_library(devgraph_warnings INTERFACE)
+target_compile_options(devgraph_warnings INTERFACE ${DEVGRAPH_WARNINGS})

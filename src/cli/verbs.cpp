@@ -1,0 +1,69 @@
+#include "cli/verbs.h"
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <iostream>
+
+namespace devgraph {
+namespace {
+
+// The one table of verbs. Keep it sorted by how a user meets them.
+constexpr Verb kVerbs[] = {
+    {"validate", "check GRAPH.yaml, a state file, a persona result, or a whole run",
+     verb_validate},
+};
+
+void print_usage(std::FILE* out) {
+  std::fprintf(out, "usage: devgraph <verb> [args...]\n\nverbs:\n");
+  for (const Verb& v : kVerbs) std::fprintf(out, "  %-12s %s\n", v.name, v.summary);
+  std::fprintf(out,
+               "\n`devgraph <verb> --help` describes one verb. Exit codes: see README.md.\n");
+}
+
+}  // namespace
+
+std::span<const Verb> verb_table() { return kVerbs; }
+
+int report_error(const std::string& verb, const Error& error) {
+  if (error.exit_code == 0) {
+    std::cout << error.message << (error.message.empty() || error.message.back() == '\n' ? "" : "\n");
+    return 0;
+  }
+  std::cout.flush();
+  bool usage_text = error.message.rfind("usage:", 0) == 0;
+  std::cerr << (usage_text ? "" : "devgraph " + verb + ": ") << error.message
+            << (error.message.empty() || error.message.back() == '\n' ? "" : "\n");
+  return error.exit_code;
+}
+
+int run_main(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(stderr);
+    return 2;
+  }
+  std::string name = argv[1];
+  if (name == "-h" || name == "--help" || name == "help") {
+    print_usage(stdout);
+    return 0;
+  }
+  if (name == "--version" || name == "version") {
+    std::printf("devgraph %s\n", DEVGRAPH_VERSION);
+    return 0;
+  }
+  for (const Verb& v : kVerbs) {
+    if (name != v.name) continue;
+    VerbArgs args(argv + 2, argv + argc);
+    try {
+      return v.run(args);
+    } catch (const std::exception& e) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "devgraph %s: internal error: %s\n", v.name, e.what());
+      return 70;
+    }
+  }
+  std::fprintf(stderr, "devgraph: unknown verb '%s' (see `devgraph --help`)\n", name.c_str());
+  return 2;
+}
+
+}  // namespace devgraph

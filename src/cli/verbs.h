@@ -1,0 +1,45 @@
+// The verb table: every `devgraph <verb>` is one function in its own source
+// file (src/cli/verb_<name>.cpp), listed once in verbs.cpp.
+//
+// Contract for a verb function: it receives the words after the verb name,
+// prints its own output, and returns the process exit code. Expected
+// failures come back as values and are reported with report_error(); an
+// exception escaping a verb is caught in run_main() and reported as an
+// internal error (exit 70).
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "util/expected.h"
+
+namespace devgraph {
+
+using VerbArgs = std::vector<std::string>;
+
+struct Verb {
+  const char* name;
+  const char* summary;
+  int (*run)(const VerbArgs& args);
+};
+
+std::span<const Verb> verb_table();
+
+// Prints `error.message` (stdout when exit_code is 0, as for --help; stderr
+// otherwise, prefixed with "devgraph <verb>: " unless it is a usage text)
+// and returns error.exit_code.
+int report_error(const std::string& verb, const Error& error);
+
+int run_main(int argc, char** argv);
+
+// One function per verb, defined in src/cli/verb_<name>.cpp.
+int verb_checkpoint(const VerbArgs& args);
+int verb_validate(const VerbArgs& args);
+int verb_schedule(const VerbArgs& args);
+int verb_guard(const VerbArgs& args);
+int verb_run_bundle(const VerbArgs& args);
+int verb_demo(const VerbArgs& args);
+int verb_install(const VerbArgs& args);
+
+}  // namespace devgraph

@@ -1,0 +1,375 @@
+#include "graph/graph.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <set>
+
+#include "util/args.h"
+#include "util/fs.h"
+
+namespace devgraph {
+namespace {
+
+// YAML -> JSON. Plain scalars become integers, booleans or null when they
+// read as such; quoted scalars (tag "!") stay strings.
+Json to_json(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: {
+      Json obj = Json::object();
+      for (const auto& kv : n) obj[kv.first.as<std::string>()] = to_json(kv.second);
+      return obj;
+    }
+    case YAML::NodeType::Sequence: {
+      Json arr = Json::array();
+      for (const auto& item : n) arr.push_back(to_json(item));
+      return arr;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string& s = n.Scalar();
+      if (n.Tag() == "!") return s;
+      if (s == "true" || s == "True") return true;
+      if (s == "false" || s == "False") return false;
+      if (s == "null" || s == "~") return nullptr;
+      if (auto i = parse_int(s); i && s.find_first_not_of("+-0123456789") == std::string::npos)
+        return *i;
+      return s;
+    }
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return nullptr;
+  }
+  return nullptr;
+}
+
+struct Reader {
+  std::string origin;
+
+  Error bad(const std::string& field, const std::string& want) const {
+    return fail(origin + ": " + field + " must be " + want);
+  }
+  Expected<std::string> str(const Json& j, const std::string& field, bool required) const {
+    if (!j.is_null() && j.is_string()) return j.get<std::string>();
+    if (j.is_null() && !required) return std::string();
+    return bad(field, "a string");
+  }
+  Expected<int> integer(const Json& j, const std::string& field, int fallback) const {
+    if (j.is_null()) return fallback;
+    if (!j.is_number_integer()) return bad(field, "an integer");
+    return j.get<int>();
+  }
+  Expected<std::vector<std::string>> strings(const Json& j, const std::string& field) const {
+    std::vector<std::string> out;
+    if (j.is_null()) return out;
+    if (!j.is_array()) return bad(field, "a list of strings");
+    for (const auto& item : j) {
+      if (!item.is_string()) return bad(field, "a list of strings");
+      out.push_back(item.get<std::string>());
+    }
+    return out;
+  }
+};
+
+const Json& at(const Json& obj, const char* key) {
+  static const Json null_json;
+  if (!obj.is_object()) return null_json;
+  auto it = obj.find(key);
+  return it == obj.end() ? null_json : *it;
+}
+
+const std::set<std::string>& node_types() {
+  static const std::set<std::string> types = {
+      "deterministic", "agent",    "agent_parallel",   "hybrid",       "scheduler",
+      "recovery",      "human_interrupt", "cursor_interrupt", "notification", "terminal",
+      "terminal_interrupt", "handoff"};
+  return types;
+}
+
+// Route targets that are not nodes: "go back to where the cursor came from".
+bool pseudo_target(const std::string& t) {
+  return t == "retry_previous" || t == "resume_previous_successor";
+}
+
+}  // namespace
+
+std::string CapacityModel::tier_for(const std::map<std::string, long long>& counters) const {
+  for (auto it = tiers.rbegin(); it != tiers.rend(); ++it) {
+    for (const auto& [signal, limit] : it->limits) {
+      auto c = counters.find(signal);
+      if (c != counters.end() && c->second >= limit) return it->name;
+    }
+  }
+  return "green";
+}
+
+Expected<Graph> Graph::load(const std::string& skill_dir) {
+  std::string path = join_path(skill_dir, "GRAPH.yaml");
+  DG_TRY(std::string text, read_file(path));
+  return parse(text, path);
+}
+
+Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin) {
+  Reader r{std::string(origin)};
+  Json doc;
+  try {
+    doc = to_json(YAML::Load(std::string(yaml_text)));
+  } catch (const YAML::Exception& e) {
+    return fail(std::string(origin) + ": not valid YAML: " + e.what());
+  }
+  if (!doc.is_object()) return r.bad("the document", "a mapping");
+
+  Graph g;
+  if (!at(doc, "version").is_number_integer()) return r.bad("version", "an integer");
+  g.version = at(doc, "version").get<int>();
+  DG_TRY(g.name, r.str(at(doc, "name"), "name", false));
+  DG_TRY(g.entrypoint, r.str(at(doc, "entrypoint"), "entrypoint", true));
+  DG_TRY(g.clean_entrypoint, r.str(at(doc, "clean_entrypoint"), "clean_entrypoint", false));
+  DG_TRY(g.terminal_states, r.strings(at(doc, "terminal_states"), "terminal_states"));
+  DG_TRY(g.pause_states, r.strings(at(doc, "pause_states"), "pause_states"));
+  DG_TRY(g.personas, r.strings(at(doc, "personas"), "personas"));
+  DG_TRY(g.events, r.strings(at(doc, "events"), "events"));
+
+  const Json& defaults = at(doc, "defaults");
+  DG_TRY(g.defaults.max_retries, r.integer(at(defaults, "max_retries"), "defaults.max_retries", 2));
+  DG_TRY(g.defaults.max_repair_cycles,
+         r.integer(at(defaults, "max_repair_cycles"), "defaults.max_repair_cycles", 3));
+
+  const Json& conc = at(doc, "concurrency");
+  DG_TRY(g.concurrency.max_parallel_bundles,
+         r.integer(at(conc, "max_parallel_bundles"), "concurrency.max_parallel_bundles", 3));
+  DG_TRY(g.concurrency.max_parallel_tasks_per_bundle,
+         r.integer(at(conc, "max_parallel_tasks_per_bundle"),
+                   "concurrency.max_parallel_tasks_per_bundle", 6));
+  DG_TRY(g.concurrency.max_live_personas_per_tech_lead,
+         r.integer(at(conc, "max_live_personas_per_tech_lead"),
+                   "concurrency.max_live_personas_per_tech_lead", 12));
+  DG_TRY(g.concurrency.max_live_personas,
+         r.integer(at(conc, "max_live_personas"), "concurrency.max_live_personas", 39));
+
+  const Json& hl = at(doc, "headless");
+  if (!at(hl, "enabled").is_null()) {
+    if (!at(hl, "enabled").is_boolean()) return r.bad("headless.enabled", "true or false");
+    g.headless.enabled = at(hl, "enabled").get<bool>();
+  }
+  DG_TRY(std::string pm, r.str(at(hl, "permission_mode"), "headless.permission_mode", false));
+  if (!pm.empty()) g.headless.permission_mode = pm;
+  DG_TRY(g.headless.max_turns_per_persona,
+         r.integer(at(hl, "max_turns_per_persona"), "headless.max_turns_per_persona", 80));
+  DG_TRY(g.headless.persona_timeout_minutes,
+         r.integer(at(hl, "persona_timeout_minutes"), "headless.persona_timeout_minutes", 30));
+  DG_TRY(g.headless.api_retry_minutes,
+         r.integer(at(hl, "api_retry_minutes"), "headless.api_retry_minutes", 60));
+  DG_TRY(std::string model, r.str(at(hl, "model"), "headless.model", false));
+  if (!model.empty()) g.headless.model = model;
+  DG_TRY(g.headless.allowed_tools, r.strings(at(hl, "allowed_tools"), "headless.allowed_tools"));
+  DG_TRY(g.headless.disallowed_tools,
+         r.strings(at(hl, "disallowed_tools"), "headless.disallowed_tools"));
+
+  const Json& cap = at(doc, "capacity");
+  DG_TRY(g.capacity.signals, r.strings(at(cap, "signals"), "capacity.signals"));
+  const Json& thresholds = at(cap, "thresholds");
+  if (!thresholds.is_null() && !thresholds.is_object())
+    return r.bad("capacity.thresholds", "a mapping of tiers");
+  if (thresholds.is_object()) {
+    for (auto it = thresholds.begin(); it != thresholds.end(); ++it) {
+      CapacityTier tier{it.key(), {}};
+      if (!it->is_object()) return r.bad("capacity.thresholds." + it.key(), "a mapping of signals");
+      for (auto s = it->begin(); s != it->end(); ++s) {
+        if (!s->is_number_integer())
+          return r.bad("capacity.thresholds." + it.key() + "." + s.key(), "an integer");
+        tier.limits[s.key()] = s->get<long long>();
+      }
+      g.capacity.tiers.push_back(std::move(tier));
+    }
+  }
+  const Json& actions = at(cap, "actions");
+  if (actions.is_object())
+    for (auto it = actions.begin(); it != actions.end(); ++it)
+      if (it->is_string()) g.capacity.actions[it.key()] = it->get<std::string>();
+
+  const Json& lanes = at(doc, "lanes");
+  if (!lanes.is_object()) return r.bad("lanes", "a mapping of lanes");
+  for (auto it = lanes.begin(); it != lanes.end(); ++it) {
+    GraphLane lane;
+    lane.name = it.key();
+    std::string field = "lanes." + lane.name;
+    DG_TRY(lane.nodes, r.strings(at(*it, "nodes"), field + ".nodes"));
+    DG_TRY(lane.complete_at, r.str(at(*it, "complete_at"), field + ".complete_at", false));
+    DG_TRY(lane.complete_on, r.strings(at(*it, "complete_on"), field + ".complete_on"));
+    g.lanes.push_back(std::move(lane));
+  }
+
+  const Json& nodes = at(doc, "nodes");
+  if (!nodes.is_object()) return r.bad("nodes", "a mapping of nodes");
+  for (auto it = nodes.begin(); it != nodes.end(); ++it) {
+    GraphNode n;
+    n.name = it.key();
+    std::string field = "nodes." + n.name;
+    if (!it->is_object()) return r.bad(field, "a mapping");
+    DG_TRY(n.type, r.str(at(*it, "type"), field + ".type", false));
+    const Json& owner = at(*it, "owner");
+    if (owner.is_string()) {
+      n.owners.push_back(owner.get<std::string>());
+    } else if (owner.is_array()) {
+      DG_TRY(n.owners, r.strings(owner, field + ".owner"));
+    } else if (!owner.is_null()) {
+      return r.bad(field + ".owner", "a string or a list of strings");
+    }
+    DG_TRY(n.selector, r.str(at(*it, "selector"), field + ".selector", false));
+    DG_TRY(n.dispatched_by, r.str(at(*it, "dispatched_by"), field + ".dispatched_by", false));
+    DG_TRY(n.dispatches, r.str(at(*it, "dispatches"), field + ".dispatches", false));
+    DG_TRY(n.next, r.str(at(*it, "next"), field + ".next", false));
+    const Json& routes = at(*it, "routes");
+    if (!routes.is_null() && !routes.is_object()) return r.bad(field + ".routes", "a mapping");
+    if (routes.is_object()) {
+      for (auto rt = routes.begin(); rt != routes.end(); ++rt) {
+        if (!rt->is_string()) return r.bad(field + ".routes." + rt.key(), "a node name");
+        n.routes.emplace_back(rt.key(), rt->get<std::string>());
+      }
+    }
+    const Json& guards = at(*it, "guards");
+    DG_TRY(n.max_cycles, r.integer(at(guards, "max_cycles"), field + ".guards.max_cycles", 0));
+    DG_TRY(n.max_retries, r.integer(at(guards, "max_retries"), field + ".guards.max_retries", 0));
+    g.nodes.push_back(std::move(n));
+  }
+
+  const Json& legacy = at(doc, "legacy_nodes");
+  if (!legacy.is_null() && !legacy.is_object()) return r.bad("legacy_nodes", "a mapping");
+  if (legacy.is_object()) {
+    for (auto it = legacy.begin(); it != legacy.end(); ++it) {
+      if (!it->is_string()) return r.bad("legacy_nodes." + it.key(), "a node name");
+      g.legacy_nodes.emplace_back(it.key(), it->get<std::string>());
+    }
+  }
+
+  g.raw_ = std::move(doc);
+  g.index();
+  return g;
+}
+
+void Graph::index() {
+  for (size_t i = 0; i < nodes.size(); ++i) node_index_[nodes[i].name] = i;
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    lane_index_[lanes[i].name] = i;
+    for (const auto& n : lanes[i].nodes) {
+      lane_of_node_.emplace(n, i);  // first lane wins; check_graph reports doubles
+    }
+  }
+  for (auto& n : nodes) {
+    auto it = lane_of_node_.find(n.name);
+    if (it != lane_of_node_.end()) n.lane = lanes[it->second].name;
+  }
+}
+
+const GraphNode* Graph::node(std::string_view n) const {
+  auto it = node_index_.find(n);
+  return it == node_index_.end() ? nullptr : &nodes[it->second];
+}
+
+const GraphLane* Graph::lane(std::string_view n) const {
+  auto it = lane_index_.find(n);
+  return it == lane_index_.end() ? nullptr : &lanes[it->second];
+}
+
+const GraphLane* Graph::lane_of(std::string_view n) const {
+  auto it = lane_of_node_.find(n);
+  return it == lane_of_node_.end() ? nullptr : &lanes[it->second];
+}
+
+bool Graph::has_event(std::string_view e) const {
+  return std::find(events.begin(), events.end(), e) != events.end();
+}
+
+bool Graph::has_persona(std::string_view p) const {
+  return std::find(personas.begin(), personas.end(), p) != personas.end();
+}
+
+std::optional<std::string> Graph::legacy_target(std::string_view old_node) const {
+  for (const auto& [from, to] : legacy_nodes)
+    if (from == old_node) return to;
+  return std::nullopt;
+}
+
+std::vector<std::string> check_graph(const Graph& g) {
+  std::vector<std::string> errors;
+  auto is_node = [&](const std::string& n) { return g.node(n) != nullptr; };
+  if (!is_node(g.entrypoint)) errors.push_back("entrypoint '" + g.entrypoint + "' is not a node");
+  if (!g.clean_entrypoint.empty() && !is_node(g.clean_entrypoint))
+    errors.push_back("clean_entrypoint '" + g.clean_entrypoint + "' is not a node");
+  for (const auto& t : g.terminal_states)
+    if (!is_node(t)) errors.push_back("terminal state '" + t + "' is not a node");
+  for (const auto& t : g.pause_states)
+    if (!is_node(t)) errors.push_back("pause state '" + t + "' is not a node");
+
+  for (const auto& n : g.nodes) {
+    if (!node_types().count(n.type))
+      errors.push_back(n.name + ": unknown node type '" + n.type + "'");
+    if (!n.next.empty() && !is_node(n.next))
+      errors.push_back(n.name + ": next -> unknown node " + n.next);
+    for (const auto& [route, target] : n.routes)
+      if (!pseudo_target(target) && !is_node(target))
+        errors.push_back(n.name + ": route " + route + " -> unknown node " + target);
+    if (n.type == "agent" || n.type == "agent_parallel") {
+      for (const auto& o : n.owners)
+        if (o != "dynamic" && !g.has_persona(o))
+          errors.push_back(n.name + ": owner '" + o + "' is not in personas");
+    }
+    if (!n.dispatches.empty() && !g.has_persona(n.dispatches))
+      errors.push_back(n.name + ": dispatches '" + n.dispatches + "' is not in personas");
+  }
+
+  for (const char* required : {"orchestrator", "bundle", "task", "shared"})
+    if (!g.lane(required)) errors.push_back(std::string("lanes: missing lane '") + required + "'");
+  std::map<std::string, std::string> seen;
+  for (const auto& lane : g.lanes) {
+    for (const auto& n : lane.nodes) {
+      if (!is_node(n)) errors.push_back("lanes." + lane.name + ": unknown node " + n);
+      auto [it, inserted] = seen.emplace(n, lane.name);
+      if (!inserted) errors.push_back("lanes: node " + n + " is in both " + it->second + " and " + lane.name);
+    }
+    if (!lane.complete_at.empty() &&
+        std::find(lane.nodes.begin(), lane.nodes.end(), lane.complete_at) == lane.nodes.end())
+      errors.push_back("lanes." + lane.name + ": complete_at " + lane.complete_at + " is not in the lane");
+    if (!lane.complete_at.empty() && lane.complete_on.empty())
+      errors.push_back("lanes." + lane.name + ": complete_at without complete_on events");
+    for (const auto& e : lane.complete_on)
+      if (!g.has_event(e))
+        errors.push_back("lanes." + lane.name + ".complete_on event " + e + " is not in the vocabulary");
+  }
+  for (const auto& n : g.nodes)
+    if (!seen.count(n.name)) errors.push_back("lanes: node " + n.name + " is in no lane");
+  for (const char* cursor_lane : {"bundle", "task"})
+    if (const GraphLane* l = g.lane(cursor_lane); l && l->complete_at.empty())
+      errors.push_back(std::string("lanes.") + cursor_lane + ": needs complete_at and complete_on");
+
+  for (const auto& [from, to] : g.legacy_nodes) {
+    if (is_node(from)) errors.push_back("legacy_nodes: " + from + " is still a live node");
+    if (!is_node(to)) errors.push_back("legacy_nodes: " + from + " maps to unknown node " + to);
+  }
+
+  if (g.events.empty()) errors.push_back("events: GRAPH.yaml lists no events");
+  std::set<std::string> ev;
+  for (const auto& e : g.events)
+    if (!ev.insert(e).second) errors.push_back("events: " + e + " is listed twice");
+  if (g.personas.empty()) errors.push_back("personas: GRAPH.yaml lists no personas");
+
+  if (g.capacity.signals.empty()) errors.push_back("capacity.signals: none listed");
+  const CapacityTier* prev = nullptr;
+  for (const auto& tier : g.capacity.tiers) {
+    for (const auto& s : g.capacity.signals)
+      if (!tier.limits.count(s))
+        errors.push_back("capacity.thresholds." + tier.name + "." + s + ": missing");
+    for (const auto& [s, v] : tier.limits) {
+      if (std::find(g.capacity.signals.begin(), g.capacity.signals.end(), s) == g.capacity.signals.end())
+        errors.push_back("capacity.thresholds." + tier.name + "." + s + ": not a listed signal");
+      if (prev && prev->limits.count(s) && prev->limits.at(s) > v)
+        errors.push_back("capacity.thresholds." + tier.name + "." + s + ": below the " + prev->name + " tier");
+    }
+    if (!g.capacity.actions.count(tier.name))
+      errors.push_back("capacity.actions: no action for tier " + tier.name);
+    prev = &tier;
+  }
+  return errors;
+}
+
+}  // namespace devgraph

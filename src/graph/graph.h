@@ -1,0 +1,132 @@
+// The typed model of GRAPH.yaml: the one source of truth for lanes, nodes,
+// routes, the event vocabulary, the persona list, capacity thresholds,
+// concurrency ceilings and the headless settings. No other module keeps its
+// own copy of any of these lists.
+//
+// Contract: Graph::parse() accepts any document whose fields have the right
+// shapes and reports the first field with a wrong shape as an error naming
+// it. Cross-references (a route to an unknown node, a node in no lane, ...)
+// are not load errors; check_graph() lists them, so `devgraph validate
+// graph` can report every problem at once.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "util/expected.h"
+#include "util/json.h"
+
+namespace devgraph {
+
+struct GraphNode {
+  std::string name;
+  std::string type;
+  // Persona names or roles that own the node. A list owner (verify) has
+  // several; `dynamic` owners keep the selector.
+  std::vector<std::string> owners;
+  std::string selector;
+  std::string dispatched_by;
+  std::string dispatches;
+  std::string next;
+  std::vector<std::pair<std::string, std::string>> routes;  // in file order
+  int max_cycles = 0;
+  int max_retries = 0;
+  std::string lane;  // filled from `lanes`; empty when the node is in none
+};
+
+struct GraphLane {
+  std::string name;
+  std::vector<std::string> nodes;
+  std::string complete_at;               // empty: the lane has no completion
+  std::vector<std::string> complete_on;  // events that complete a cursor at complete_at
+};
+
+struct CapacityTier {
+  std::string name;                       // yellow, orange, red
+  std::map<std::string, long long> limits;  // signal -> threshold
+};
+
+struct CapacityModel {
+  std::vector<std::string> signals;
+  std::vector<CapacityTier> tiers;            // ascending: yellow, orange, red
+  std::map<std::string, std::string> actions;  // tier -> what to do
+  // The highest tier any counter reached; "green" when none.
+  std::string tier_for(const std::map<std::string, long long>& counters) const;
+};
+
+struct Concurrency {
+  int max_parallel_bundles = 3;
+  int max_parallel_tasks_per_bundle = 6;
+  int max_live_personas_per_tech_lead = 12;
+  int max_live_personas = 39;
+};
+
+struct HeadlessSettings {
+  bool enabled = true;
+  std::string permission_mode = "acceptEdits";
+  int max_turns_per_persona = 80;
+  int persona_timeout_minutes = 30;
+  int api_retry_minutes = 60;
+  std::optional<std::string> model;
+  std::vector<std::string> allowed_tools;
+  std::vector<std::string> disallowed_tools;
+};
+
+struct GraphDefaults {
+  int max_retries = 2;
+  int max_repair_cycles = 3;
+};
+
+class Graph {
+ public:
+  // Reads <skill_dir>/GRAPH.yaml.
+  static Expected<Graph> load(const std::string& skill_dir);
+  static Expected<Graph> parse(std::string_view yaml_text, std::string_view origin);
+
+  int version = 0;
+  std::string name;
+  std::string entrypoint;
+  std::string clean_entrypoint;
+  std::vector<std::string> terminal_states;
+  std::vector<std::string> pause_states;
+  GraphDefaults defaults;
+  Concurrency concurrency;
+  HeadlessSettings headless;
+  CapacityModel capacity;
+  std::vector<std::string> personas;
+  std::vector<std::string> events;
+  std::vector<GraphLane> lanes;                               // in file order
+  std::vector<GraphNode> nodes;                               // in file order
+  std::vector<std::pair<std::string, std::string>> legacy_nodes;  // old -> new
+
+  const GraphNode* node(std::string_view name) const;
+  const GraphLane* lane(std::string_view name) const;
+  // The lane that lists `node`, or nullptr.
+  const GraphLane* lane_of(std::string_view node) const;
+  bool has_event(std::string_view event) const;
+  bool has_persona(std::string_view persona) const;
+  // Where a resumed cursor standing on a retired node continues.
+  std::optional<std::string> legacy_target(std::string_view old_node) const;
+  // The whole document as JSON, for fields the typed model does not cover.
+  const Json& raw() const { return raw_; }
+
+ private:
+  void index();
+  Json raw_;
+  std::map<std::string, size_t, std::less<>> node_index_;
+  std::map<std::string, size_t, std::less<>> lane_of_node_;
+  std::map<std::string, size_t, std::less<>> lane_index_;
+};
+
+// Every structural problem of the graph: unknown route targets, nodes in no
+// lane or in two, completion nodes outside their lane, completion events
+// outside the vocabulary, legacy nodes that are live or point nowhere,
+// unknown node types, capacity tiers that are not ascending, agent nodes
+// whose owner is not a persona. Empty when the graph is sound.
+std::vector<std::string> check_graph(const Graph& graph);
+
+}  // namespace devgraph

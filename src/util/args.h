@@ -1,0 +1,92 @@
+// A small command-line parser with argparse's observable behaviour: the
+// verbs mirror Python scripts, so usage errors print "usage: ..." and
+// "PROG: error: ..." on stderr and exit 2, and `-h`/`--help` prints the
+// usage on stdout and exits 0.
+//
+// Options are long flags (`--name VALUE`, `--name=VALUE`, or a bare
+// `--name` for switches). Positionals are taken in order. An option given
+// twice keeps its last value.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "util/expected.h"
+
+namespace devgraph {
+
+class ParsedArgs {
+ public:
+  std::optional<std::string> get(const std::string& name) const;
+  std::string get_or(const std::string& name, const std::string& fallback) const;
+  bool has(const std::string& name) const { return values_.count(name) > 0; }
+  bool flag(const std::string& name) const { return flags_.count(name) > 0; }
+  const std::vector<std::string>& positionals() const { return positionals_; }
+  // Arguments after a literal "--" or everything after the positionals when
+  // the parser was told to pass the remainder through.
+  const std::vector<std::string>& rest() const { return rest_; }
+
+ private:
+  friend class ArgParser;
+  std::map<std::string, std::string> values_;
+  std::set<std::string> flags_;
+  std::vector<std::string> positionals_;
+  std::vector<std::string> rest_;
+};
+
+class ArgParser {
+ public:
+  explicit ArgParser(std::string prog) : prog_(std::move(prog)) {}
+
+  ArgParser& positional(std::string name, std::string help = "");
+  ArgParser& option(std::string name, std::string help = "", bool required = false,
+                    std::vector<std::string> choices = {});
+  ArgParser& flag(std::string name, std::string help = "");
+  // Keep unknown trailing words in rest() instead of failing.
+  ArgParser& allow_rest() {
+    allow_rest_ = true;
+    return *this;
+  }
+  ArgParser& description(std::string text) {
+    description_ = std::move(text);
+    return *this;
+  }
+
+  // A usage error has exit_code 2 and its message is the full stderr text
+  // (usage line plus "PROG: error: ..."). A help request has exit_code 0
+  // and its message is the help text for stdout.
+  Expected<ParsedArgs> parse(const std::vector<std::string>& args) const;
+  std::string usage() const;
+  std::string help() const;
+  const std::string& prog() const { return prog_; }
+  // Builds a usage error for checks the caller makes after parsing.
+  Error usage_error(const std::string& message) const;
+
+ private:
+  struct Opt {
+    std::string name;
+    std::string help;
+    bool required = false;
+    bool is_flag = false;
+    std::vector<std::string> choices;
+  };
+  struct Pos {
+    std::string name;
+    std::string help;
+  };
+  const Opt* find(const std::string& name) const;
+
+  std::string prog_;
+  std::string description_;
+  std::vector<Opt> opts_;
+  std::vector<Pos> pos_;
+  bool allow_rest_ = false;
+};
+
+// Parses a whole decimal integer; nullopt on anything else.
+std::optional<long long> parse_int(const std::string& text);
+
+}  // namespace devgraph

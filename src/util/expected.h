@@ -1,0 +1,97 @@
+// Expected<T>: the value of an operation that can fail in an expected way.
+//
+// Contract: an Expected holds either a T or an Error, never both. Expected
+// failures (bad input, a missing file, a refused transition) travel as
+// values; exceptions are reserved for the unrecoverable and are caught at the
+// verb boundary. Error::message is one line meant for a user: it names the
+// flag, file or field that is wrong. Error::exit_code is the process exit
+// code a verb returns when it gives up because of this error.
+#pragma once
+
+#include <cassert>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+namespace devgraph {
+
+struct Error {
+  std::string message;
+  int exit_code = 1;
+};
+
+// Tag used to build a failed Expected: `return fail("no such run");`.
+inline Error fail(std::string message, int exit_code = 1) {
+  return Error{std::move(message), exit_code};
+}
+
+template <class T>
+class [[nodiscard]] Expected {
+ public:
+  Expected(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  Expected(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
+
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+
+  T& value() & {
+    assert(ok());
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<0>(std::move(v_));
+  }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+  const Error& error() const {
+    assert(!ok());
+    return std::get<1>(v_);
+  }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+template <>
+class [[nodiscard]] Expected<void> {
+ public:
+  Expected() = default;
+  Expected(Error error) : error_(std::move(error)), failed_(true) {}  // NOLINT
+
+  bool ok() const { return !failed_; }
+  explicit operator bool() const { return ok(); }
+  const Error& error() const {
+    assert(failed_);
+    return error_;
+  }
+
+ private:
+  Error error_;
+  bool failed_ = false;
+};
+
+using Status = Expected<void>;
+
+}  // namespace devgraph
+
+// Propagate a failure to the caller: DG_TRY(auto x, parse(...));
+#define DG_CONCAT_INNER(a, b) a##b
+#define DG_CONCAT(a, b) DG_CONCAT_INNER(a, b)
+#define DG_TRY(decl, expr)                                  \
+  auto DG_CONCAT(dg_try_, __LINE__) = (expr);               \
+  if (!DG_CONCAT(dg_try_, __LINE__)) return DG_CONCAT(dg_try_, __LINE__).error(); \
+  decl = std::move(DG_CONCAT(dg_try_, __LINE__)).value()
+#define DG_CHECK(expr)                             \
+  do {                                             \
+    auto dg_check_ = (expr);                       \
+    if (!dg_check_) return dg_check_.error();      \
+  } while (0)

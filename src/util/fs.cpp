@@ -1,0 +1,195 @@
+#include "util/fs.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+namespace devgraph {
+namespace {
+
+std::string errno_text(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + std::strerror(errno);
+}
+
+Status write_all(int fd, std::string_view data, const std::string& path) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail(errno_text("cannot write", path));
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<std::string> read_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(errno_text("cannot read", path));
+  std::string out;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<size_t>(st.st_size));
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Error e = fail(errno_text("cannot read", path));
+      ::close(fd);
+      return e;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+bool path_exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string dirname_of(const std::string& path) {
+  auto p = std::filesystem::path(path).parent_path().string();
+  return p.empty() ? "." : p;
+}
+
+std::string basename_of(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+std::string join_path(const std::string& a, const std::string& b) {
+  if (a.empty() || (!b.empty() && b[0] == '/')) return b;
+  if (a.back() == '/') return a + b;
+  return a + "/" + b;
+}
+
+std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(path, ec);
+  if (ec) return path;
+  std::string s = abs.lexically_normal().string();
+  if (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+Status fsync_directory(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return fail(errno_text("cannot open directory", dir));
+  int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return fail(errno_text("cannot fsync directory", dir));
+  return {};
+}
+
+Status make_directories(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec && !is_directory(path)) return fail("cannot create directory " + path + ": " + ec.message());
+  return {};
+}
+
+Status write_file_atomic(const std::string& path, std::string_view content, int mode) {
+  static std::atomic<unsigned> counter{0};
+  const std::string dir = dirname_of(path);
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
+                          std::to_string(counter.fetch_add(1));
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) return fail(errno_text("cannot create", tmp));
+  Status st = write_all(fd, content, tmp);
+  if (st && ::fsync(fd) != 0) st = fail(errno_text("cannot fsync", tmp));
+  ::close(fd);
+  if (st && ::rename(tmp.c_str(), path.c_str()) != 0) st = fail(errno_text("cannot replace", path));
+  if (!st) {
+    ::unlink(tmp.c_str());
+    return st;
+  }
+  return fsync_directory(dir);
+}
+
+Status append_durable(const std::string& path, std::string_view content) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return fail(errno_text("cannot open", path));
+  Status st = write_all(fd, content, path);
+  if (st && ::fdatasync(fd) != 0) st = fail(errno_text("cannot fsync", path));
+  ::close(fd);
+  return st;
+}
+
+Status truncate_durable(const std::string& path, std::uint64_t size) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return fail(errno_text("cannot open", path));
+  Status st;
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) st = fail(errno_text("cannot truncate", path));
+  if (st && ::fsync(fd) != 0) st = fail(errno_text("cannot fsync", path));
+  ::close(fd);
+  return st;
+}
+
+Expected<FileLock> FileLock::acquire(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return fail(errno_text("cannot open lock file", path));
+  while (::flock(fd, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    Error e = fail(errno_text("cannot lock", path));
+    ::close(fd);
+    return e;
+  }
+  return FileLock(fd);
+}
+
+FileLock::FileLock(FileLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+
+FileLock& FileLock::operator=(FileLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+FileLock::~FileLock() {
+  // Closing the descriptor releases the flock.
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Expected<TempDir> TempDir::create(const std::string& prefix) {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern = std::string(base && *base ? base : "/tmp") + "/" + prefix + "-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) return fail(errno_text("cannot create", pattern));
+  return TempDir(pattern);
+}
+
+TempDir::TempDir(TempDir&& other) noexcept : path_(std::move(other.path_)), keep_(other.keep_) {
+  other.keep_ = true;
+  other.path_.clear();
+}
+
+TempDir::~TempDir() {
+  if (!keep_ && !path_.empty()) (void)remove_tree(path_);
+}
+
+Status remove_tree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec) return fail("cannot remove " + path + ": " + ec.message());
+  return {};
+}
+
+}  // namespace devgraph

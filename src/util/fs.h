@@ -1,0 +1,74 @@
+// Durable file primitives: whole-file reads, atomic replacement, durable
+// appends and an exclusive advisory lock.
+//
+// Contracts:
+// - write_file_atomic() leaves either the old or the new content at `path`,
+//   never a mix: it writes a temporary file in the same directory, fsyncs
+//   it, renames it over `path` and fsyncs the directory.
+// - append_durable() returns only after the bytes reached the disk.
+// - FileLock holds flock(LOCK_EX) on a file until it is destroyed; it
+//   interoperates with Python's fcntl.flock on the same file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "util/expected.h"
+
+namespace devgraph {
+
+Expected<std::string> read_file(const std::string& path);
+bool path_exists(const std::string& path);
+bool is_directory(const std::string& path);
+
+Status write_file_atomic(const std::string& path, std::string_view content, int mode = 0644);
+Status append_durable(const std::string& path, std::string_view content);
+Status truncate_durable(const std::string& path, std::uint64_t size);
+Status fsync_directory(const std::string& dir);
+// mkdir -p; succeeds when the directory already exists.
+Status make_directories(const std::string& path);
+
+std::string dirname_of(const std::string& path);
+std::string basename_of(const std::string& path);
+std::string join_path(const std::string& a, const std::string& b);
+// An absolute, lexically normalized path (no symlink resolution).
+std::string absolute_path(const std::string& path);
+
+class FileLock {
+ public:
+  // Blocks until the lock is held. Creates the lock file when missing.
+  static Expected<FileLock> acquire(const std::string& path);
+  FileLock(FileLock&& other) noexcept;
+  FileLock& operator=(FileLock&& other) noexcept;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock();
+
+ private:
+  explicit FileLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
+// A directory removed (recursively) when the object dies. For tests, the
+// demo and scratch work; `keep()` turns the removal off.
+class TempDir {
+ public:
+  static Expected<TempDir> create(const std::string& prefix = "devgraph");
+  TempDir(TempDir&& other) noexcept;
+  TempDir& operator=(TempDir&&) = delete;
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  void keep() { keep_ = true; }
+
+ private:
+  explicit TempDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+  bool keep_ = false;
+};
+
+Status remove_tree(const std::string& path);
+
+}  // namespace devgraph

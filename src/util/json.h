@@ -1,0 +1,32 @@
+// JSON as devgraph stores it.
+//
+// Json keeps object keys in insertion order, so a state.json written by
+// devgraph lists its keys in the same order as one written by the reference
+// runtime, and a round trip through devgraph leaves a file's key order alone.
+//
+// dump_py() serializes exactly like Python's json.dumps with its defaults
+// (ensure_ascii, ", " and ": " separators; with indent, "," at line ends):
+// files and printed output stay byte-compatible with the reference.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "util/expected.h"
+
+namespace devgraph {
+
+using Json = nlohmann::ordered_json;
+
+// indent < 0: one line. indent >= 0: pretty-printed with that many spaces.
+std::string dump_py(const Json& value, int indent = -1);
+
+// Parses `text`; on failure the error names `what` (a file or a flag) and
+// says where the text is broken.
+Expected<Json> parse_json(std::string_view text, std::string_view what);
+
+// Reads and parses a JSON file.
+Expected<Json> load_json_file(const std::string& path);
+
+}  // namespace devgraph

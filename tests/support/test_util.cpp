@@ -1,0 +1,138 @@
+#include "support/test_util.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+extern char** environ;
+
+namespace devgraph::test {
+namespace {
+
+TempDir make_temp() {
+  auto d = TempDir::create("devgraph-test");
+  if (!d) throw std::runtime_error(d.error().message);
+  return std::move(d).value();
+}
+
+}  // namespace
+
+Scratch::Scratch() : dir_(make_temp()) {}
+
+ProcessResult run_process(const std::vector<std::string>& argv,
+                          const std::map<std::string, std::string>& env, const std::string& cwd,
+                          const std::string& input) {
+  int in_pipe[2], out_pipe[2], err_pipe[2];
+  if (::pipe2(in_pipe, O_CLOEXEC) || ::pipe2(out_pipe, O_CLOEXEC) || ::pipe2(err_pipe, O_CLOEXEC))
+    throw std::runtime_error("pipe failed");
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::dup2(in_pipe[0], 0);
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    for (const auto& [k, v] : env) {
+      if (v.empty())
+        ::unsetenv(k.c_str());
+      else
+        ::setenv(k.c_str(), v.c_str(), 1);
+    }
+    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) _exit(127);
+    std::vector<char*> cargv;
+    for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    ::execvp(cargv[0], cargv.data());
+    _exit(127);
+  }
+  ::close(in_pipe[0]);
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  ProcessResult r;
+  size_t written = 0;
+  int in_fd = in_pipe[1];
+  if (input.empty()) {
+    ::close(in_fd);
+    in_fd = -1;
+  } else {
+    ::fcntl(in_fd, F_SETFL, O_NONBLOCK);
+  }
+  int fds[2] = {out_pipe[0], err_pipe[0]};
+  std::string* sinks[2] = {&r.out, &r.err};
+  while (fds[0] >= 0 || fds[1] >= 0 || in_fd >= 0) {
+    pollfd p[3];
+    int n = 0;
+    int map[3];
+    for (int i = 0; i < 2; ++i)
+      if (fds[i] >= 0) {
+        p[n] = {fds[i], POLLIN, 0};
+        map[n++] = i;
+      }
+    if (in_fd >= 0) {
+      p[n] = {in_fd, POLLOUT, 0};
+      map[n++] = 2;
+    }
+    if (::poll(p, static_cast<nfds_t>(n), -1) < 0) continue;
+    for (int k = 0; k < n; ++k) {
+      if (!p[k].revents) continue;
+      if (map[k] == 2) {
+        ssize_t w = ::write(in_fd, input.data() + written, input.size() - written);
+        if (w > 0) written += static_cast<size_t>(w);
+        if (w < 0 || written == input.size()) {
+          ::close(in_fd);
+          in_fd = -1;
+        }
+        continue;
+      }
+      char buf[65536];
+      ssize_t got = ::read(p[k].fd, buf, sizeof buf);
+      if (got > 0) {
+        sinks[map[k]]->append(buf, static_cast<size_t>(got));
+      } else {
+        ::close(p[k].fd);
+        fds[map[k]] = -1;
+      }
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) {
+    r.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    r.signal = WTERMSIG(status);
+  }
+  return r;
+}
+
+ProcessResult run_devgraph(const std::vector<std::string>& args,
+                           const std::map<std::string, std::string>& env, const std::string& cwd,
+                           const std::string& input) {
+  std::vector<std::string> argv{DEVGRAPH_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv, env, cwd, input);
+}
+
+std::string reference_dir() { return DEVGRAPH_REFERENCE_DIR; }
+std::string source_dir() { return DEVGRAPH_SOURCE_DIR; }
+std::string test_dir() { return DEVGRAPH_TEST_DIR; }
+
+std::string slurp(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) throw std::runtime_error(text.error().message);
+  return *text;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  auto st = make_directories(dirname_of(path));
+  if (st) st = write_file_atomic(path, text);
+  if (!st) throw std::runtime_error(st.error().message);
+}
+
+}  // namespace devgraph::test

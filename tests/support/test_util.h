@@ -1,0 +1,52 @@
+// Helpers shared by the test suite: temporary directories, running the
+// devgraph binary (and other programs) as a real process, reading files.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "util/fs.h"
+
+namespace devgraph::test {
+
+struct ProcessResult {
+  int exit_code = -1;  // -1 when killed by a signal
+  int signal = 0;
+  std::string out;
+  std::string err;
+};
+
+// Runs argv[0] (looked up in PATH) with the extra environment variables
+// (name -> value; an empty value unsets the variable), in `cwd` when given,
+// with `input` on stdin. Waits for it to finish. Aborts the test on
+// spawn failure.
+ProcessResult run_process(const std::vector<std::string>& argv,
+                          const std::map<std::string, std::string>& env = {},
+                          const std::string& cwd = "", const std::string& input = "");
+
+// Runs the devgraph binary built with this test suite.
+ProcessResult run_devgraph(const std::vector<std::string>& args,
+                           const std::map<std::string, std::string>& env = {},
+                           const std::string& cwd = "", const std::string& input = "");
+
+// The reference runtime directory (develop-v4), or "" when not available.
+std::string reference_dir();
+std::string source_dir();
+std::string test_dir();
+
+// A temporary directory that lives as long as the test.
+class Scratch {
+ public:
+  Scratch();
+  const std::string& path() const { return dir_.path(); }
+  std::string operator/(const std::string& rel) const { return join_path(path(), rel); }
+
+ private:
+  TempDir dir_;
+};
+
+std::string slurp(const std::string& path);
+void write_text(const std::string& path, const std::string& text);
+
+}  // namespace devgraph::test

@@ -1,0 +1,108 @@
+#include "graph/graph.h"
+
+#include <gtest/gtest.h>
+
+#include "support/test_util.h"
+
+namespace devgraph {
+namespace {
+
+Graph shipped_graph() {
+  auto g = Graph::load(test::source_dir() + "/skill");
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+  return std::move(g).value();
+}
+
+TEST(Graph, ShippedGraphLoadsAndIsSound) {
+  Graph g = shipped_graph();
+  EXPECT_EQ(g.version, 4);
+  EXPECT_EQ(g.entrypoint, "scan");
+  EXPECT_TRUE(check_graph(g).empty());
+}
+
+TEST(Graph, LanesAndCompletionComeFromTheFile) {
+  Graph g = shipped_graph();
+  ASSERT_NE(g.lane("task"), nullptr);
+  EXPECT_EQ(g.lane("task")->complete_at, "commit_task");
+  EXPECT_EQ(g.lane("task")->complete_on, std::vector<std::string>{"TASK_COMMITTED"});
+  EXPECT_EQ(g.lane("bundle")->complete_at, "create_pr");
+  EXPECT_EQ(g.lane_of("verify")->name, "task");
+  EXPECT_EQ(g.lane_of("awaiting_human")->name, "shared");
+  EXPECT_EQ(g.lane_of("nope"), nullptr);
+  EXPECT_EQ(g.node("verify")->owners, (std::vector<std::string>{"tester", "adversarial-tester"}));
+  EXPECT_EQ(g.node("verify")->lane, "task");
+}
+
+TEST(Graph, VocabularyPersonasAndLegacyNodes) {
+  Graph g = shipped_graph();
+  EXPECT_TRUE(g.has_event("TASK_COMMITTED"));
+  EXPECT_FALSE(g.has_event("TASK_DONE"));
+  EXPECT_TRUE(g.has_persona("iac-developer"));
+  EXPECT_FALSE(g.has_persona("developer-repair"));
+  EXPECT_EQ(g.legacy_target("adversarial_test"), "verify");
+  EXPECT_EQ(g.legacy_target("verify"), std::nullopt);
+  EXPECT_EQ(g.events.size(), 68u);
+}
+
+TEST(Graph, CapacityTiers) {
+  Graph g = shipped_graph();
+  EXPECT_EQ(g.capacity.tier_for({{"tool_call", 0}}), "green");
+  EXPECT_EQ(g.capacity.tier_for({{"tool_call", 60}}), "yellow");
+  EXPECT_EQ(g.capacity.tier_for({{"turn", 122}}), "orange");
+  EXPECT_EQ(g.capacity.tier_for({{"tool_call", 1}, {"result", 40}}), "red");
+  EXPECT_EQ(g.headless.max_turns_per_persona, 80);
+  EXPECT_EQ(g.concurrency.max_parallel_tasks_per_bundle, 6);
+}
+
+TEST(Graph, WrongShapeNamesTheField) {
+  auto g = Graph::parse("version: four\nentrypoint: scan\n", "G.yaml");
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.error().message, "G.yaml: version must be an integer");
+  auto g2 = Graph::parse("version: 4\nentrypoint: scan\nlanes: {}\nnodes: {scan: {routes: [a]}}\n", "G.yaml");
+  ASSERT_FALSE(g2.ok());
+  EXPECT_EQ(g2.error().message, "G.yaml: nodes.scan.routes must be a mapping");
+  auto g3 = Graph::parse("version: [\n", "G.yaml");
+  ASSERT_FALSE(g3.ok());
+  EXPECT_NE(g3.error().message.find("not valid YAML"), std::string::npos);
+}
+
+TEST(Graph, CheckFindsBrokenReferences) {
+  auto g = Graph::parse(R"(
+version: 4
+entrypoint: start
+personas: [planner]
+events: [DONE]
+capacity: {signals: [turn], thresholds: {yellow: {turn: 5}, red: {turn: 3}}, actions: {yellow: go}}
+lanes:
+  orchestrator: {nodes: [start, start]}
+  task: {complete_at: elsewhere, complete_on: [NOPE], nodes: [work]}
+nodes:
+  start: {type: deterministic, next: missing}
+  work: {type: agent, owner: ghost, routes: {done: start, bad: nowhere}}
+  stray: {type: weird}
+legacy_nodes: {work: start, old: gone}
+)", "G.yaml");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  auto errors = check_graph(*g);
+  auto has = [&](const std::string& text) {
+    for (const auto& e : errors)
+      if (e == text) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("start: next -> unknown node missing"));
+  EXPECT_TRUE(has("work: route bad -> unknown node nowhere"));
+  EXPECT_TRUE(has("work: owner 'ghost' is not in personas"));
+  EXPECT_TRUE(has("stray: unknown node type 'weird'"));
+  EXPECT_TRUE(has("lanes: node stray is in no lane"));
+  EXPECT_TRUE(has("lanes: node start is in both orchestrator and orchestrator"));
+  EXPECT_TRUE(has("lanes.task: complete_at elsewhere is not in the lane"));
+  EXPECT_TRUE(has("lanes.task.complete_on event NOPE is not in the vocabulary"));
+  EXPECT_TRUE(has("lanes: missing lane 'shared'"));
+  EXPECT_TRUE(has("legacy_nodes: work is still a live node"));
+  EXPECT_TRUE(has("legacy_nodes: old maps to unknown node gone"));
+  EXPECT_TRUE(has("capacity.thresholds.red.turn: below the yellow tier"));
+  EXPECT_TRUE(has("capacity.actions: no action for tier red"));
+}
+
+}  // namespace
+}  // namespace devgraph
