@@ -1,0 +1,103 @@
+#include "contracts/schema.h"
+
+// Without this valijson aborts the process on a malformed schema.
+#define VALIJSON_USE_EXCEPTIONS 1
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validation_results.hpp>
+#include <valijson/validator.hpp>
+
+#include <exception>
+
+#include "util/fs.h"
+
+namespace devgraph {
+namespace {
+
+// valijson's adapter reads nlohmann::json; devgraph keeps ordered_json.
+nlohmann::json to_plain(const Json& v) {
+  switch (v.type()) {
+    case Json::value_t::object: {
+      nlohmann::json o = nlohmann::json::object();
+      for (auto it = v.begin(); it != v.end(); ++it) o.emplace(it.key(), to_plain(it.value()));
+      return o;
+    }
+    case Json::value_t::array: {
+      nlohmann::json a = nlohmann::json::array();
+      for (const auto& item : v) a.push_back(to_plain(item));
+      return a;
+    }
+    case Json::value_t::string:
+      return v.get_ref<const std::string&>();
+    case Json::value_t::boolean:
+      return v.get<bool>();
+    case Json::value_t::number_integer:
+      return v.get<std::int64_t>();
+    case Json::value_t::number_unsigned:
+      return v.get<std::uint64_t>();
+    case Json::value_t::number_float:
+      return v.get<double>();
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+struct Schema::Impl {
+  valijson::Schema schema;
+};
+
+Schema::Schema(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Schema::Schema(Schema&&) noexcept = default;
+Schema& Schema::operator=(Schema&&) noexcept = default;
+Schema::~Schema() = default;
+
+Expected<Schema> Schema::load(const std::string& path) {
+  DG_TRY(Json doc, load_json_file(path));
+  return parse(doc, path);
+}
+
+Expected<Schema> Schema::parse(const Json& schema, const std::string& origin) {
+  auto impl = std::make_unique<Impl>();
+  try {
+    nlohmann::json plain = to_plain(schema);
+    valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+    valijson::adapters::NlohmannJsonAdapter adapter(plain);
+    parser.populateSchema(adapter, impl->schema);
+  } catch (const std::exception& e) {
+    return fail(origin + ": not a usable JSON schema: " + e.what());
+  }
+  return Schema(std::move(impl));
+}
+
+std::vector<std::string> Schema::validate(const Json& value) const {
+  nlohmann::json plain = to_plain(value);
+  valijson::Validator validator;
+  valijson::ValidationResults results;
+  valijson::adapters::NlohmannJsonAdapter adapter(plain);
+  std::vector<std::string> out;
+  if (validator.validate(impl_->schema, adapter, &results)) return out;
+  valijson::ValidationResults::Error err;
+  while (results.popError(err)) {
+    std::string path;
+    for (const auto& part : err.context) {
+      if (part == "<root>") continue;
+      path += part;
+    }
+    if (path.empty()) path = "<root>";
+    out.push_back(path + ": " + err.description);
+  }
+  return out;
+}
+
+std::string state_schema_path(const std::string& skill_dir) {
+  return join_path(skill_dir, "contracts/run-state.schema.json");
+}
+
+std::string result_schema_path(const std::string& skill_dir) {
+  return join_path(skill_dir, "contracts/agent-result.schema.json");
+}
+
+}  // namespace devgraph
