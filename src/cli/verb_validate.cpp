@@ -10,7 +10,8 @@ namespace devgraph {
 
 int verb_validate(const VerbArgs& args) {
   ArgParser parser("devgraph validate");
-  parser.positional("what", "graph").option("skill", "skill directory (default: found automatically)");
+  parser.positional("what", "graph")
+      .option("skill", "skill directory (default: found automatically)");
   auto parsed = parser.parse(args);
   if (!parsed) return report_error("validate", parsed.error());
   const std::string what = parsed->positionals()[0];
@@ -29,7 +30,8 @@ int verb_validate(const VerbArgs& args) {
     std::cout << "OK: graph structure, lanes, events, and capacity thresholds are valid\n";
     return 0;
   }
-  return report_error("validate", parser.usage_error("unknown check '" + what + "' (choose graph)"));
+  return report_error("validate",
+                      parser.usage_error("unknown check '" + what + "' (choose graph)"));
 }
 
 }  // namespace devgraph

@@ -10,24 +10,25 @@ namespace {
 
 // The one table of verbs. Keep it sorted by how a user meets them.
 constexpr Verb kVerbs[] = {
-    {"validate", "check GRAPH.yaml, a state file, a persona result, or a whole run",
-     verb_validate},
+    {"validate", "check GRAPH.yaml, a state file, a persona result, or a whole run", verb_validate},
 };
 
 void print_usage(std::FILE* out) {
   std::fprintf(out, "usage: devgraph <verb> [args...]\n\nverbs:\n");
   for (const Verb& v : kVerbs) std::fprintf(out, "  %-12s %s\n", v.name, v.summary);
-  std::fprintf(out,
-               "\n`devgraph <verb> --help` describes one verb. Exit codes: see README.md.\n");
+  std::fprintf(out, "\n`devgraph <verb> --help` describes one verb. Exit codes: see README.md.\n");
 }
 
 }  // namespace
 
-std::span<const Verb> verb_table() { return kVerbs; }
+std::span<const Verb> verb_table() {
+  return kVerbs;
+}
 
 int report_error(const std::string& verb, const Error& error) {
   if (error.exit_code == 0) {
-    std::cout << error.message << (error.message.empty() || error.message.back() == '\n' ? "" : "\n");
+    std::cout << error.message
+              << (error.message.empty() || error.message.back() == '\n' ? "" : "\n");
     return 0;
   }
   std::cout.flush();

@@ -79,9 +79,9 @@ const Json& at(const Json& obj, const char* key) {
 
 const std::set<std::string>& node_types() {
   static const std::set<std::string> types = {
-      "deterministic", "agent",    "agent_parallel",   "hybrid",       "scheduler",
-      "recovery",      "human_interrupt", "cursor_interrupt", "notification", "terminal",
-      "terminal_interrupt", "handoff"};
+      "deterministic", "agent",    "agent_parallel",     "hybrid",
+      "scheduler",     "recovery", "human_interrupt",    "cursor_interrupt",
+      "notification",  "terminal", "terminal_interrupt", "handoff"};
   return types;
 }
 
@@ -325,16 +325,19 @@ std::vector<std::string> check_graph(const Graph& g) {
     for (const auto& n : lane.nodes) {
       if (!is_node(n)) errors.push_back("lanes." + lane.name + ": unknown node " + n);
       auto [it, inserted] = seen.emplace(n, lane.name);
-      if (!inserted) errors.push_back("lanes: node " + n + " is in both " + it->second + " and " + lane.name);
+      if (!inserted)
+        errors.push_back("lanes: node " + n + " is in both " + it->second + " and " + lane.name);
     }
     if (!lane.complete_at.empty() &&
         std::find(lane.nodes.begin(), lane.nodes.end(), lane.complete_at) == lane.nodes.end())
-      errors.push_back("lanes." + lane.name + ": complete_at " + lane.complete_at + " is not in the lane");
+      errors.push_back("lanes." + lane.name + ": complete_at " + lane.complete_at +
+                       " is not in the lane");
     if (!lane.complete_at.empty() && lane.complete_on.empty())
       errors.push_back("lanes." + lane.name + ": complete_at without complete_on events");
     for (const auto& e : lane.complete_on)
       if (!g.has_event(e))
-        errors.push_back("lanes." + lane.name + ".complete_on event " + e + " is not in the vocabulary");
+        errors.push_back("lanes." + lane.name + ".complete_on event " + e +
+                         " is not in the vocabulary");
   }
   for (const auto& n : g.nodes)
     if (!seen.count(n.name)) errors.push_back("lanes: node " + n.name + " is in no lane");
@@ -360,10 +363,12 @@ std::vector<std::string> check_graph(const Graph& g) {
       if (!tier.limits.count(s))
         errors.push_back("capacity.thresholds." + tier.name + "." + s + ": missing");
     for (const auto& [s, v] : tier.limits) {
-      if (std::find(g.capacity.signals.begin(), g.capacity.signals.end(), s) == g.capacity.signals.end())
+      if (std::find(g.capacity.signals.begin(), g.capacity.signals.end(), s) ==
+          g.capacity.signals.end())
         errors.push_back("capacity.thresholds." + tier.name + "." + s + ": not a listed signal");
       if (prev && prev->limits.count(s) && prev->limits.at(s) > v)
-        errors.push_back("capacity.thresholds." + tier.name + "." + s + ": below the " + prev->name + " tier");
+        errors.push_back("capacity.thresholds." + tier.name + "." + s + ": below the " +
+                         prev->name + " tier");
     }
     if (!g.capacity.actions.count(tier.name))
       errors.push_back("capacity.actions: no action for tier " + tier.name);

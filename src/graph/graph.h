@@ -46,13 +46,13 @@ struct GraphLane {
 };
 
 struct CapacityTier {
-  std::string name;                       // yellow, orange, red
+  std::string name;                         // yellow, orange, red
   std::map<std::string, long long> limits;  // signal -> threshold
 };
 
 struct CapacityModel {
   std::vector<std::string> signals;
-  std::vector<CapacityTier> tiers;            // ascending: yellow, orange, red
+  std::vector<CapacityTier> tiers;             // ascending: yellow, orange, red
   std::map<std::string, std::string> actions;  // tier -> what to do
   // The highest tier any counter reached; "green" when none.
   std::string tier_for(const std::map<std::string, long long>& counters) const;
@@ -99,8 +99,8 @@ class Graph {
   CapacityModel capacity;
   std::vector<std::string> personas;
   std::vector<std::string> events;
-  std::vector<GraphLane> lanes;                               // in file order
-  std::vector<GraphNode> nodes;                               // in file order
+  std::vector<GraphLane> lanes;                                   // in file order
+  std::vector<GraphNode> nodes;                                   // in file order
   std::vector<std::pair<std::string, std::string>> legacy_nodes;  // old -> new
 
   const GraphNode* node(std::string_view name) const;

@@ -9,7 +9,9 @@
 namespace devgraph {
 namespace {
 
-bool has_graph(const std::string& dir) { return path_exists(join_path(dir, "GRAPH.yaml")); }
+bool has_graph(const std::string& dir) {
+  return path_exists(join_path(dir, "GRAPH.yaml"));
+}
 
 }  // namespace
 
@@ -26,7 +28,8 @@ Expected<std::string> locate_skill(const std::optional<std::string>& flag) {
     return absolute_path(*flag);
   }
   if (const char* env = std::getenv("DEVGRAPH_SKILL"); env && *env) {
-    if (!has_graph(env)) return fail(std::string("DEVGRAPH_SKILL=") + env + ": no GRAPH.yaml in that directory");
+    if (!has_graph(env))
+      return fail(std::string("DEVGRAPH_SKILL=") + env + ": no GRAPH.yaml in that directory");
     return absolute_path(env);
   }
   std::string exe = self_executable();
@@ -35,7 +38,9 @@ Expected<std::string> locate_skill(const std::optional<std::string>& flag) {
     if (has_graph(installed)) return absolute_path(installed);
   }
   if (has_graph(DEVGRAPH_BUILD_SKILL_DIR)) return std::string(DEVGRAPH_BUILD_SKILL_DIR);
-  return fail("cannot find devgraph's skill directory (GRAPH.yaml); pass --skill DIR or set DEVGRAPH_SKILL");
+  return fail(
+      "cannot find devgraph's skill directory (GRAPH.yaml); pass --skill DIR or set "
+      "DEVGRAPH_SKILL");
 }
 
 }  // namespace devgraph

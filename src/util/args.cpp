@@ -108,7 +108,9 @@ Expected<ParsedArgs> ArgParser::parse(const std::vector<std::string>& args) cons
         return usage_error("unrecognized arguments: " + a);
       }
       if (o->is_flag) {
-        if (inline_value) return usage_error("argument --" + name + ": ignored explicit argument '" + *inline_value + "'");
+        if (inline_value)
+          return usage_error("argument --" + name + ": ignored explicit argument '" +
+                             *inline_value + "'");
         out.flags_.insert(name);
         continue;
       }

@@ -86,12 +86,12 @@ using Status = Expected<void>;
 // Propagate a failure to the caller: DG_TRY(auto x, parse(...));
 #define DG_CONCAT_INNER(a, b) a##b
 #define DG_CONCAT(a, b) DG_CONCAT_INNER(a, b)
-#define DG_TRY(decl, expr)                                  \
-  auto DG_CONCAT(dg_try_, __LINE__) = (expr);               \
+#define DG_TRY(decl, expr)                                                        \
+  auto DG_CONCAT(dg_try_, __LINE__) = (expr);                                     \
   if (!DG_CONCAT(dg_try_, __LINE__)) return DG_CONCAT(dg_try_, __LINE__).error(); \
   decl = std::move(DG_CONCAT(dg_try_, __LINE__)).value()
-#define DG_CHECK(expr)                             \
-  do {                                             \
-    auto dg_check_ = (expr);                       \
-    if (!dg_check_) return dg_check_.error();      \
+#define DG_CHECK(expr)                        \
+  do {                                        \
+    auto dg_check_ = (expr);                  \
+    if (!dg_check_) return dg_check_.error(); \
   } while (0)

@@ -100,15 +100,16 @@ Status fsync_directory(const std::string& dir) {
 Status make_directories(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
-  if (ec && !is_directory(path)) return fail("cannot create directory " + path + ": " + ec.message());
+  if (ec && !is_directory(path))
+    return fail("cannot create directory " + path + ": " + ec.message());
   return {};
 }
 
 Status write_file_atomic(const std::string& path, std::string_view content, int mode) {
   static std::atomic<unsigned> counter{0};
   const std::string dir = dirname_of(path);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." +
-                          std::to_string(counter.fetch_add(1));
+  const std::string tmp =
+      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) return fail(errno_text("cannot create", tmp));
   Status st = write_all(fd, content, tmp);
@@ -135,7 +136,8 @@ Status truncate_durable(const std::string& path, std::uint64_t size) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return fail(errno_text("cannot open", path));
   Status st;
-  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) st = fail(errno_text("cannot truncate", path));
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0)
+    st = fail(errno_text("cannot truncate", path));
   if (st && ::fsync(fd) != 0) st = fail(errno_text("cannot fsync", path));
   ::close(fd);
   return st;
@@ -153,7 +155,9 @@ Expected<FileLock> FileLock::acquire(const std::string& path) {
   return FileLock(fd);
 }
 
-FileLock::FileLock(FileLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+FileLock::FileLock(FileLock&& other) noexcept : fd_(other.fd_) {
+  other.fd_ = -1;
+}
 
 FileLock& FileLock::operator=(FileLock&& other) noexcept {
   if (this != &other) {

@@ -119,9 +119,15 @@ ProcessResult run_devgraph(const std::vector<std::string>& args,
   return run_process(argv, env, cwd, input);
 }
 
-std::string reference_dir() { return DEVGRAPH_REFERENCE_DIR; }
-std::string source_dir() { return DEVGRAPH_SOURCE_DIR; }
-std::string test_dir() { return DEVGRAPH_TEST_DIR; }
+std::string reference_dir() {
+  return DEVGRAPH_REFERENCE_DIR;
+}
+std::string source_dir() {
+  return DEVGRAPH_SOURCE_DIR;
+}
+std::string test_dir() {
+  return DEVGRAPH_TEST_DIR;
+}
 
 std::string slurp(const std::string& path) {
   auto text = read_file(path);

@@ -58,7 +58,8 @@ TEST(Graph, WrongShapeNamesTheField) {
   auto g = Graph::parse("version: four\nentrypoint: scan\n", "G.yaml");
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.error().message, "G.yaml: version must be an integer");
-  auto g2 = Graph::parse("version: 4\nentrypoint: scan\nlanes: {}\nnodes: {scan: {routes: [a]}}\n", "G.yaml");
+  auto g2 = Graph::parse("version: 4\nentrypoint: scan\nlanes: {}\nnodes: {scan: {routes: [a]}}\n",
+                         "G.yaml");
   ASSERT_FALSE(g2.ok());
   EXPECT_EQ(g2.error().message, "G.yaml: nodes.scan.routes must be a mapping");
   auto g3 = Graph::parse("version: [\n", "G.yaml");
@@ -81,7 +82,8 @@ nodes:
   work: {type: agent, owner: ghost, routes: {done: start, bad: nowhere}}
   stray: {type: weird}
 legacy_nodes: {work: start, old: gone}
-)", "G.yaml");
+)",
+                        "G.yaml");
   ASSERT_TRUE(g.ok()) << g.error().message;
   auto errors = check_graph(*g);
   auto has = [&](const std::string& text) {

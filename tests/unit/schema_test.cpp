@@ -39,8 +39,10 @@ TEST(Schema, StateViolationsAreReportedWithTheirPath) {
 TEST(Schema, ResultContract) {
   Schema s = load("agent-result.schema.json");
   EXPECT_TRUE(s.validate(Json::parse(R"({"status":"DONE","summary":"ok","evidence":[]})")).empty());
-  EXPECT_FALSE(s.validate(Json::parse(R"({"status":"FINE","summary":"ok","evidence":[]})")).empty());
-  EXPECT_FALSE(s.validate(Json::parse(R"({"status":"DONE","summary":"ok","evidence":[1]})")).empty());
+  EXPECT_FALSE(
+      s.validate(Json::parse(R"({"status":"FINE","summary":"ok","evidence":[]})")).empty());
+  EXPECT_FALSE(
+      s.validate(Json::parse(R"({"status":"DONE","summary":"ok","evidence":[1]})")).empty());
   EXPECT_FALSE(
       s.validate(Json::parse(R"({"status":"DONE","summary":"ok","evidence":[],"findings":["x"]})"))
           .empty());
