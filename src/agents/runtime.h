@@ -1,0 +1,170 @@
+// The persona runtime: launches personas through a backend, supervises all
+// live ones in one event loop, and hands the driver one event at a time:
+// launches, back-offs, resumes, provider pauses, and completions (a
+// validated result or a classified failure).
+//
+// Contract:
+// - launch() starts a persona now, or queues it when its backend is paused
+//   by a provider limit; it fails only for a bad request (unknown persona
+//   file, worktree that is not a directory) and then starts nothing.
+// - next_event() blocks until something happens. Every persona keeps
+//   running while another waits out a back-off or a pause: back-offs and
+//   pauses are timers in the same loop, never sleeps.
+// - Every launch ends in exactly one `completed` event whose Completion
+//   says how:
+//     result            the persona's RESULT_JSON, schema-checked
+//     malformed_result  clean exit without a valid result, after one resume
+//                       by session id where the backend supports it
+//     timeout           the wall-clock limit killed it
+//     cli_error         the CLI kept failing (non-zero exit, is_error, an
+//                       error subtype) until the retry budget ran out
+//     provider_limit    a usage limit whose reset lies beyond max_pause
+//     launch_failed     the program could not be started
+//   For every outcome but `result`, Completion::result is a BLOCKED result
+//   whose blockers name the outcome, so the driver can treat all alike.
+// - CLI failures are retried with the same prompt after a delay that
+//   starts at backoff_base and doubles up to backoff_cap; the delays of
+//   one launch add up to at most retry_budget (headless.api_retry_minutes).
+//   The budget is per launch: overlapping waits of parallel personas do not
+//   eat each other's budget.
+// - A provider limit pauses new launches on the backend until the reset
+//   (or default_pause when the message gives none); the failed launch is
+//   queued again without spending a retry; personas already running go on.
+// - Every launch, finish, back-off and pause is appended to log_path
+//   (run_bundle.log, JSON lines: ts, bundle, event, then the reference's
+//   fields for "launched", "finished", "backoff"; "paused"/"unpaused" are
+//   devgraph's). The log is diagnostic: one write(2) per record, no fsync.
+// - The driver may add its own timers and descriptors; they come back
+//   through next_event() as `timer` and `fd_ready` events.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agents/backend.h"
+#include "proc/supervisor.h"
+#include "util/clock.h"
+#include "util/expected.h"
+#include "util/json.h"
+
+namespace devgraph::agents {
+
+struct RuntimeConfig {
+  BackendOptions backend;
+  std::string bundle;    // written into every log record
+  std::string log_path;  // run_bundle.log; empty: no log
+  bool echo_log_to_stderr = false;
+  std::string prompt_dir;     // prompt files (command, sim); empty: <log dir>/prompts
+  std::string result_schema;  // agent-result.schema.json path (required)
+  std::chrono::milliseconds persona_timeout{std::chrono::minutes(30)};
+  std::chrono::milliseconds kill_grace{std::chrono::seconds(5)};
+  std::chrono::milliseconds backoff_base{std::chrono::seconds(60)};
+  std::chrono::milliseconds backoff_cap{std::chrono::seconds(600)};
+  std::chrono::milliseconds retry_budget{std::chrono::minutes(60)};
+  std::chrono::milliseconds default_pause{std::chrono::minutes(15)};
+  std::chrono::milliseconds max_pause{std::chrono::hours(6)};
+  size_t max_output_bytes = 8 * 1024 * 1024;
+  // Verify <skill>/agents/<persona>.md exists before launching.
+  bool check_persona_file = true;
+};
+
+// Fills the limits from GRAPH.yaml-style `headless` values (minutes).
+void apply_headless_minutes(RuntimeConfig& config, int persona_timeout_minutes,
+                            int api_retry_minutes);
+
+using LaunchId = std::uint64_t;
+
+enum class Outcome { result, malformed_result, timeout, cli_error, provider_limit, launch_failed };
+std::string_view outcome_name(Outcome outcome);
+
+struct Completion {
+  LaunchId id = 0;
+  std::string handle;  // "hl-" + 12 hex digits, as in the reference
+  std::string persona;
+  std::optional<std::string> task;
+  Outcome outcome = Outcome::result;
+  Json result;  // always an object with at least status, summary, evidence
+  std::string session_id;
+  double cost_usd = 0.0;      // summed over attempts and the resume
+  long long duration_ms = 0;  // the CLI's own API time, summed
+  Json usage;                 // the last attempt's usage
+  int attempts = 1;           // launches of the same prompt (retries + 1)
+  bool resumed = false;
+  int exit_code = -1;
+  int term_signal = 0;
+  std::string error;                     // one line, empty for outcome result
+  std::chrono::milliseconds elapsed{0};  // launch() to completion
+};
+
+struct RuntimeEvent {
+  enum class Kind {
+    launched,   // a child started (first attempt, retry or resume)
+    completed,  // `completion` is set; the launch is over
+    backoff,    // a CLI failure; relaunch after `delay`
+    resuming,   // clean exit without a result; resuming `session_id`
+    paused,     // provider limit: `backend` paused for `delay`
+    unpaused,   // the pause is over; queued launches start
+    timer,      // a timer the driver added
+    fd_ready,   // a descriptor the driver watches
+  };
+  Kind kind = Kind::launched;
+  LaunchId id = 0;
+  std::string handle;
+  std::string persona;
+  std::optional<std::string> task;
+  int attempt = 1;
+  std::chrono::milliseconds delay{0};
+  std::string detail;  // error text, limit message, session id
+  std::optional<Completion> completion;
+  TimerId timer = 0;
+  WatchId watch = 0;
+  int fd = -1;
+};
+std::string_view event_kind_name(RuntimeEvent::Kind kind);
+
+class PersonaRuntime {
+ public:
+  // Loads the result schema and builds the backend; errors name the field.
+  static Expected<std::unique_ptr<PersonaRuntime>> create(RuntimeConfig config,
+                                                          const Clock& clock = system_clock());
+  ~PersonaRuntime();
+  PersonaRuntime(const PersonaRuntime&) = delete;
+  PersonaRuntime& operator=(const PersonaRuntime&) = delete;
+
+  Expected<LaunchId> launch(LaunchRequest request);
+
+  // The next event. With `until`, nullopt once that time passes first.
+  // Without it, nullopt only when nothing is outstanding (no launch in
+  // flight, waiting or queued, and no driver timer or descriptor).
+  std::optional<RuntimeEvent> next_event(std::optional<SteadyTime> until = std::nullopt);
+
+  // Driver-owned timers and descriptors on the same loop.
+  TimerId add_timer(SteadyTime when);
+  void cancel_timer(TimerId id);
+  Expected<WatchId> watch_fd(int fd, std::uint32_t events);
+  void unwatch_fd(WatchId id);
+
+  // Launches not yet completed: running, waiting out a back-off, or queued
+  // behind a pause.
+  size_t outstanding() const;
+  // Children running right now.
+  size_t live() const;
+  // When the backend's provider pause ends, if one is in force.
+  std::optional<std::chrono::system_clock::time_point> paused_until() const;
+  double total_cost() const;
+  int persona_runs() const;  // children started, retries and resumes included
+  const RuntimeConfig& config() const;
+  const Clock& clock() const;
+
+ private:
+  struct Impl;
+  explicit PersonaRuntime(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace devgraph::agents
