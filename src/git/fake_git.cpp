@@ -1,0 +1,105 @@
+#include "git/fake_git.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+
+namespace devgraph::git {
+
+bool pathspec_matches(const std::string& spec, const std::string& path) {
+  if (spec == path) return true;
+  std::string dir = spec;
+  if (!dir.empty() && dir.back() == '/') dir.pop_back();
+  if (!dir.empty() && path.rfind(dir + "/", 0) == 0) return true;
+  return ::fnmatch(spec.c_str(), path.c_str(), 0) == 0;
+}
+
+FakeGit::FakeGit(std::string dir) : dir_(std::move(dir)) {
+  commits.push_back({"0000000000000000000000000000000000000000", "base", {}});
+}
+
+Expected<std::string> FakeGit::rev_parse(const std::string& rev) {
+  if (rev == "HEAD") return commits.back().hash;
+  for (const auto& c : commits)
+    if (c.hash == rev || c.hash.rfind(rev, 0) == 0) return c.hash;
+  return fail("git rev-parse failed in " + dir_ + ": unknown revision " + rev);
+}
+
+Expected<std::vector<StatusEntry>> FakeGit::status() {
+  std::vector<StatusEntry> out;
+  for (const auto& p : dirty_)
+    out.push_back({staged_.count(p) ? 'A' : '?', staged_.count(p) ? ' ' : '?', p});
+  return out;
+}
+
+Status FakeGit::add(const std::vector<std::string>& pathspec) {
+  if (pathspec.empty()) return fail("git add: empty pathspec");
+  for (const auto& p : dirty_)
+    for (const auto& s : pathspec)
+      if (pathspec_matches(s, p)) staged_.insert(p);
+  return {};
+}
+
+Expected<std::vector<std::string>> FakeGit::staged() {
+  return std::vector<std::string>(staged_.begin(), staged_.end());
+}
+
+Expected<std::string> FakeGit::commit(const CommitRequest& request) {
+  ++commit_calls;
+  if (staged_.empty()) return fail("git commit failed in " + dir_ + ": nothing to commit");
+  char buf[41];
+  std::snprintf(buf, sizeof buf, "%040zx", commits.size());
+  FakeCommit c{buf, format_commit_message(request), {staged_.begin(), staged_.end()}};
+  for (const auto& p : staged_) dirty_.erase(p);
+  staged_.clear();
+  commits.push_back(std::move(c));
+  return commits.back().hash;
+}
+
+Expected<std::vector<TrailerHit>> FakeGit::find_trailer(const std::string& key,
+                                                        const std::string& since) {
+  std::vector<TrailerHit> hits;
+  for (auto it = commits.rbegin(); it != commits.rend(); ++it) {
+    if (!since.empty() && it->hash == since) break;
+    std::string needle = "\n" + key + ": ";
+    auto pos = it->message.find(needle);
+    if (pos == std::string::npos) continue;
+    auto start = pos + needle.size();
+    hits.push_back({it->hash, it->message.substr(start, it->message.find('\n', start) - start)});
+  }
+  return hits;
+}
+
+Status FakeGit::worktree_add(const std::string&, const std::string&, const std::string&) {
+  return {};
+}
+
+Expected<std::string> FakeGit::diff(const std::string&) {
+  return diff_text;
+}
+
+Status FakeGit::push(const std::string& remote, const std::string& branch) {
+  ++push_calls;
+  pushed.push_back(branch);
+  remote_[remote + " " + branch] = commits.back().hash;
+  return {};
+}
+
+Expected<std::optional<std::string>> FakeGit::remote_head(const std::string& remote,
+                                                          const std::string& branch) {
+  auto it = remote_.find(remote + " " + branch);
+  if (it == remote_.end()) return std::optional<std::string>();
+  return std::optional<std::string>(it->second);
+}
+
+Expected<std::vector<std::string>> FakeGit::log_oneline(const std::string& base) {
+  std::vector<std::string> out;
+  bool after = false;
+  for (const auto& c : commits) {
+    if (after) out.push_back(c.hash + " " + c.message.substr(0, c.message.find('\n')));
+    if (c.hash == base) after = true;
+  }
+  return out;
+}
+
+}  // namespace devgraph::git

@@ -1,0 +1,213 @@
+#include "git/git.h"
+
+#include <utility>
+
+namespace devgraph::git {
+namespace {
+
+// git's own last stderr line is the useful part of a failure message.
+std::string last_line(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+  auto nl = t.rfind('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\n')) ++i;
+  return s.substr(i);
+}
+
+class RealGit final : public Git {
+ public:
+  RealGit(CommandRunner& runner, std::string dir, std::map<std::string, std::string> env)
+      : runner_(runner), dir_(std::move(dir)), env_(std::move(env)) {}
+
+  const std::string& dir() const override { return dir_; }
+
+  Expected<std::string> rev_parse(const std::string& rev) override {
+    DG_TRY(auto out, run({"rev-parse", "--verify", "--quiet", rev + "^{commit}"}));
+    return trim(out);
+  }
+
+  Expected<std::vector<StatusEntry>> status() override {
+    DG_TRY(auto out, run({"status", "--porcelain", "-z", "--untracked-files=all"}));
+    return parse_porcelain_z(out);
+  }
+
+  Status add(const std::vector<std::string>& pathspec) override {
+    if (pathspec.empty()) return fail("git add: empty pathspec");
+    std::vector<std::string> args = {"add", "--"};
+    args.insert(args.end(), pathspec.begin(), pathspec.end());
+    DG_TRY(auto out, run(args));
+    (void)out;
+    return {};
+  }
+
+  Expected<std::vector<std::string>> staged() override {
+    DG_TRY(auto out, run({"diff", "--cached", "--name-only", "-z"}));
+    std::vector<std::string> paths;
+    size_t pos = 0;
+    while (pos < out.size()) {
+      auto end = out.find('\0', pos);
+      if (end == std::string::npos) end = out.size();
+      if (end > pos) paths.push_back(out.substr(pos, end - pos));
+      pos = end + 1;
+    }
+    return paths;
+  }
+
+  Expected<std::string> commit(const CommitRequest& request) override {
+    if (request.subject.empty()) return fail("git commit: empty subject");
+    // The message goes through stdin so no text is ever read as an option.
+    DG_TRY(auto out,
+           run({"commit", "-q", "--no-verify", "-F", "-"}, format_commit_message(request)));
+    (void)out;
+    return rev_parse("HEAD");
+  }
+
+  Expected<std::vector<TrailerHit>> find_trailer(const std::string& key,
+                                                 const std::string& since) override {
+    std::string range = since.empty() ? "HEAD" : since + "..HEAD";
+    // \x1f between fields, \x1e between commits: neither appears in a hash
+    // or a one-line trailer value.
+    std::string fmt = "--format=%H%x1f%(trailers:key=" + key + ",valueonly,separator=%x1f)%x1e";
+    DG_TRY(auto out, run({"log", fmt, range}));
+    std::vector<TrailerHit> hits;
+    size_t pos = 0;
+    while (pos < out.size()) {
+      auto end = out.find('\x1e', pos);
+      if (end == std::string::npos) end = out.size();
+      std::string rec = trim(out.substr(pos, end - pos));
+      pos = end + 1;
+      auto sep = rec.find('\x1f');
+      if (sep == std::string::npos) continue;
+      std::string hash = rec.substr(0, sep);
+      std::string rest = rec.substr(sep + 1);
+      size_t p = 0;
+      while (p <= rest.size()) {
+        auto e = rest.find('\x1f', p);
+        if (e == std::string::npos) e = rest.size();
+        std::string value = trim(rest.substr(p, e - p));
+        if (!value.empty()) hits.push_back({hash, value});
+        p = e + 1;
+      }
+    }
+    return hits;
+  }
+
+  Status worktree_add(const std::string& path, const std::string& branch,
+                      const std::string& base) override {
+    auto exists = run({"rev-parse", "--verify", "--quiet", "refs/heads/" + branch});
+    if (exists.ok()) {
+      DG_TRY(auto out, run({"worktree", "add", path, branch}));
+      (void)out;
+    } else {
+      DG_TRY(auto out, run({"worktree", "add", "-b", branch, path, base}));
+      (void)out;
+    }
+    return {};
+  }
+
+  Expected<std::string> diff(const std::string& range) override { return run({"diff", range}); }
+
+  Status push(const std::string& remote, const std::string& branch) override {
+    DG_TRY(auto out, run({"push", "-q", "-u", remote, branch}));
+    (void)out;
+    return {};
+  }
+
+  Expected<std::optional<std::string>> remote_head(const std::string& remote,
+                                                   const std::string& branch) override {
+    DG_TRY(auto out, run({"ls-remote", remote, "refs/heads/" + branch}));
+    out = trim(out);
+    if (out.empty()) return std::optional<std::string>();
+    return std::optional<std::string>(out.substr(0, out.find_first_of(" \t")));
+  }
+
+  Expected<std::vector<std::string>> log_oneline(const std::string& base) override {
+    DG_TRY(auto out, run({"log", "--reverse", "--format=%H %s", base + "..HEAD"}));
+    std::vector<std::string> lines;
+    size_t pos = 0;
+    while (pos < out.size()) {
+      auto end = out.find('\n', pos);
+      if (end == std::string::npos) end = out.size();
+      if (end > pos) lines.push_back(out.substr(pos, end - pos));
+      pos = end + 1;
+    }
+    return lines;
+  }
+
+ private:
+  Expected<std::string> run(std::vector<std::string> args, std::string input = "") {
+    CommandSpec spec;
+    spec.argv = {"git"};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.cwd = dir_;
+    spec.env = env_;
+    // Never let git stop for a pager, an editor or a credential prompt.
+    spec.env["GIT_PAGER"] = "cat";
+    spec.env["GIT_EDITOR"] = "true";
+    spec.env["GIT_TERMINAL_PROMPT"] = "0";
+    spec.input = std::move(input);
+    DG_TRY(auto r, runner_.run(spec));
+    if (!r.ok()) {
+      std::string why = last_line(r.err.empty() ? r.out : r.err);
+      if (r.timed_out) why = "timed out";
+      return fail("git " + (args.empty() ? std::string() : args[0]) + " failed in " + dir_ + ": " +
+                  (why.empty() ? "exit " + std::to_string(r.exit_code) : why));
+    }
+    return std::move(r.out);
+  }
+
+  CommandRunner& runner_;
+  std::string dir_;
+  std::map<std::string, std::string> env_;
+};
+
+}  // namespace
+
+std::unique_ptr<Git> make_git(CommandRunner& runner, std::string dir,
+                              std::map<std::string, std::string> env) {
+  return std::make_unique<RealGit>(runner, std::move(dir), std::move(env));
+}
+
+std::vector<StatusEntry> parse_porcelain_z(const std::string& text) {
+  std::vector<StatusEntry> out;
+  size_t pos = 0;
+  while (pos + 3 <= text.size()) {
+    auto end = text.find('\0', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string rec = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (rec.size() < 4) continue;
+    StatusEntry e;
+    e.index = rec[0];
+    e.worktree = rec[1];
+    e.path = rec.substr(3);
+    // With -z a rename's original path follows as its own record.
+    if (e.index == 'R' || e.index == 'C') {
+      auto skip = text.find('\0', pos);
+      pos = skip == std::string::npos ? text.size() : skip + 1;
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string format_commit_message(const CommitRequest& request) {
+  std::string msg = request.subject + "\n";
+  if (!request.body.empty()) {
+    msg += "\n" + request.body;
+    if (msg.back() != '\n') msg += "\n";
+  }
+  if (!request.trailers.empty()) {
+    msg += "\n";
+    for (const auto& [k, v] : request.trailers) msg += k + ": " + v + "\n";
+  }
+  return msg;
+}
+
+}  // namespace devgraph::git

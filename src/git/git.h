@@ -1,0 +1,95 @@
+// The git operations the bundle driver needs, behind one small interface.
+//
+// Contract: every operation runs `git` as argv (never a shell) through a
+// CommandRunner in one repository directory (a worktree). A git that ran and
+// failed is an Error whose one-line message names the subcommand and quotes
+// git's last line of stderr. Paths handed to add() are always given after
+// "--", so a pathspec is never read as an option; nothing here ever stages
+// with -A or ".".
+//
+// Exactly-once support: commit() writes trailers ("Key: value" lines in the
+// last paragraph of the message) and find_trailer() finds the commits that
+// carry one, so a driver killed between "commit" and "record the commit" can
+// ask git whether the commit already exists instead of making it twice.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proc/command.h"
+#include "util/expected.h"
+
+namespace devgraph::git {
+
+// One line of `git status --porcelain`: the two status letters and the
+// path (the new path for a rename).
+struct StatusEntry {
+  char index = ' ';
+  char worktree = ' ';
+  std::string path;
+  bool untracked() const { return index == '?'; }
+};
+
+struct CommitRequest {
+  std::string subject;
+  std::string body;                                           // may be empty
+  std::vector<std::pair<std::string, std::string>> trailers;  // in order
+};
+
+struct TrailerHit {
+  std::string commit;  // full hash
+  std::string value;   // the trailer's value on that commit
+};
+
+class Git {
+ public:
+  virtual ~Git() = default;
+
+  // The repository directory every call runs in.
+  virtual const std::string& dir() const = 0;
+  // The full hash `rev` names.
+  virtual Expected<std::string> rev_parse(const std::string& rev) = 0;
+  // Every changed and untracked file (untracked files listed one by one).
+  virtual Expected<std::vector<StatusEntry>> status() = 0;
+  // `git add -- <pathspec...>`. An empty pathspec is an error.
+  virtual Status add(const std::vector<std::string>& pathspec) = 0;
+  // Paths staged in the index relative to HEAD.
+  virtual Expected<std::vector<std::string>> staged() = 0;
+  // Commits what is staged; returns the new HEAD. Fails when nothing is staged.
+  virtual Expected<std::string> commit(const CommitRequest& request) = 0;
+  // Commits reachable from HEAD (and, when `since` is set, not from `since`)
+  // that carry trailer `key`; newest first.
+  virtual Expected<std::vector<TrailerHit>> find_trailer(const std::string& key,
+                                                         const std::string& since = "") = 0;
+  // `git worktree add -b <branch> <path> <base>`; when the branch already
+  // exists it is checked out as is.
+  virtual Status worktree_add(const std::string& path, const std::string& branch,
+                              const std::string& base) = 0;
+  // `git diff <range>`, e.g. "main...HEAD".
+  virtual Expected<std::string> diff(const std::string& range) = 0;
+  // `git push -u <remote> <branch>`.
+  virtual Status push(const std::string& remote, const std::string& branch) = 0;
+  // The commit `branch` points at on `remote` (ls-remote), or nullopt when
+  // the remote has no such branch.
+  virtual Expected<std::optional<std::string>> remote_head(const std::string& remote,
+                                                           const std::string& branch) = 0;
+  // Subject lines and hashes of base..HEAD, oldest first ("<hash> <subject>").
+  virtual Expected<std::vector<std::string>> log_oneline(const std::string& base) = 0;
+};
+
+// The real implementation: runs git through `runner` in `dir`. `env` is
+// added to every git invocation (e.g. a committer identity).
+std::unique_ptr<Git> make_git(CommandRunner& runner, std::string dir,
+                              std::map<std::string, std::string> env = {});
+
+// Parses `git status --porcelain -z` output.
+std::vector<StatusEntry> parse_porcelain_z(const std::string& text);
+
+// The message `commit()` writes for a request: subject, blank line, body,
+// blank line, "Key: value" trailers.
+std::string format_commit_message(const CommitRequest& request);
+
+}  // namespace devgraph::git
