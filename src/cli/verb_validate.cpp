@@ -1,37 +1,120 @@
-// devgraph validate graph: GRAPH.yaml is structurally sound.
+// devgraph validate graph|state|result|run: check the skill's GRAPH.yaml, a
+// run state file, a persona transcript's RESULT_JSON line, or a whole run
+// directory replayed against the graph.
+//
+// Output follows the develop-v4 validator: one "ERROR: ..." line per
+// problem on stdout and exit 1, or a single "OK: ..." line and exit 0. A
+// file under check that is missing or unreadable is reported the same way
+// (it is a verdict about that file); a broken skill directory (no usable
+// schema) is an error on stderr.
 #include <iostream>
 
 #include "cli/verbs.h"
+#include "contracts/schema.h"
 #include "graph/graph.h"
+#include "replay/replay.h"
 #include "skill/skill.h"
 #include "util/args.h"
+#include "util/fs.h"
+#include "validate/contract_check.h"
 
 namespace devgraph {
+namespace {
+
+int verdict(const std::vector<std::string>& errors, const std::string& ok) {
+  for (const auto& e : errors) std::cout << "ERROR: " << e << "\n";
+  if (!errors.empty()) return 1;
+  std::cout << "OK: " << ok << "\n";
+  return 0;
+}
+
+// Checks of files that sit beside GRAPH.yaml in the skill directory. The
+// persona files (agents/<name>.md, exactly one per entry of `personas`) are
+// checked here too, by the agents module, once it lands.
+std::vector<std::string> check_skill_assets(const Graph& graph, const std::string& skill_dir) {
+  std::vector<std::string> errors;
+  (void)graph;
+  for (const char* contract :
+       {"contracts/run-state.schema.json", "contracts/agent-result.schema.json"})
+    if (auto schema = Schema::load(join_path(skill_dir, contract)); !schema)
+      errors.push_back(schema.error().message);
+  return errors;
+}
+
+int validate_graph(const std::string& skill) {
+  auto graph = Graph::load(skill);
+  if (!graph) return verdict({graph.error().message}, "");
+  auto errors = check_graph(*graph);
+  for (auto& e : check_skill_assets(*graph, skill)) errors.push_back(std::move(e));
+  return verdict(errors, "graph structure, lanes, events, and capacity thresholds are valid");
+}
+
+int validate_state(const std::string& skill, const std::string& path) {
+  auto checker = ContractChecker::load(state_schema_path(skill));
+  if (!checker) return report_error("validate", checker.error());
+  auto state = load_json_file(path);
+  if (!state) return verdict({state.error().message}, "");
+  return verdict(checker->check(*state), "run state is valid");
+}
+
+int validate_result(const std::string& skill, const std::string& path) {
+  auto checker = ContractChecker::load(result_schema_path(skill));
+  if (!checker) return report_error("validate", checker.error());
+  auto text = read_file(path);
+  if (!text) return verdict({text.error().message}, "");
+  auto result = result_json_line(*text);
+  if (!result) return verdict({result.error().message}, "");
+  return verdict(checker->check(*result), "agent result is valid");
+}
+
+int validate_run(const std::string& skill, const std::string& run_dir) {
+  auto graph = Graph::load(skill);
+  if (!graph) return report_error("validate", graph.error());
+  auto report = replay_run_dir(*graph, run_dir);
+  if (!report) return verdict({report.error().message}, "");
+  size_t cursors = report->cursors.size();
+  return verdict(report->problems, "run replays cleanly: " + std::to_string(report->events) +
+                                       " events, " + std::to_string(cursors) +
+                                       (cursors == 1 ? " cursor" : " cursors") +
+                                       " agree with state.json");
+}
+
+}  // namespace
 
 int verb_validate(const VerbArgs& args) {
   ArgParser parser("devgraph validate");
-  parser.positional("what", "graph")
-      .option("skill", "skill directory (default: found automatically)");
+  parser.description("Check GRAPH.yaml, a run state, a persona result, or a whole run.")
+      .positional("check", "graph | state PATH | result PATH | run RUN_DIR")
+      .option("skill", "skill directory (default: found automatically)")
+      .allow_rest();
   auto parsed = parser.parse(args);
   if (!parsed) return report_error("validate", parsed.error());
-  const std::string what = parsed->positionals()[0];
-  auto skill = locate_skill(parsed->get("skill"));
+  const std::string check = parsed->positionals()[0];
+
+  ArgParser sub("devgraph validate " + check);
+  sub.option("skill", "skill directory (default: found automatically)");
+  if (check == "state")
+    sub.positional("path", "the state.json to check");
+  else if (check == "result")
+    sub.positional("path", "a text file whose last non-empty line is RESULT_JSON: {...}");
+  else if (check == "run")
+    sub.positional("run_dir", "the run directory (state.json and events.jsonl)");
+  else if (check != "graph")
+    return report_error("validate", parser.usage_error("argument check: invalid choice: '" + check +
+                                                       "' (choose from 'graph', 'state', "
+                                                       "'result', 'run')"));
+  auto subparsed = sub.parse(parsed->rest());
+  if (!subparsed) return report_error("validate", subparsed.error());
+  auto skill_flag = subparsed->get("skill");
+  if (!skill_flag) skill_flag = parsed->get("skill");
+  auto skill = locate_skill(skill_flag);
   if (!skill) return report_error("validate", skill.error());
 
-  if (what == "graph") {
-    auto graph = Graph::load(*skill);
-    if (!graph) {
-      std::cout << "ERROR: " << graph.error().message << "\n";
-      return 1;
-    }
-    auto errors = check_graph(*graph);
-    for (const auto& e : errors) std::cout << "ERROR: " << e << "\n";
-    if (!errors.empty()) return 1;
-    std::cout << "OK: graph structure, lanes, events, and capacity thresholds are valid\n";
-    return 0;
-  }
-  return report_error("validate",
-                      parser.usage_error("unknown check '" + what + "' (choose graph)"));
+  if (check == "graph") return validate_graph(*skill);
+  const std::string target = subparsed->positionals()[0];
+  if (check == "state") return validate_state(*skill, target);
+  if (check == "result") return validate_result(*skill, target);
+  return validate_run(*skill, target);
 }
 
 }  // namespace devgraph

@@ -1,0 +1,51 @@
+// Checks behind `devgraph validate state` and `devgraph validate result`:
+// a document against one of the skill's contracts, reported the way the
+// develop-v4 validator reports it, so scripts that read its output keep
+// working.
+//
+// Contracts:
+// - ContractChecker::load() reads <skill>/contracts/<name>.schema.json once;
+//   a missing or broken schema is an error naming the file.
+// - check() returns one line per violation, "<path>: <message>", where
+//   <path> is the instance location written as a Python list (['tasks_runtime',
+//   'B1/T1', 'status'], [] for the document itself) and <message> uses the
+//   wording of Python's jsonschema for the keywords the contracts use
+//   (required, enum, type, minimum); anything else keeps the validator's own
+//   description. Lines are sorted by path. Empty when the value conforms.
+// - result_json_line() extracts the RESULT_JSON object a persona ends its
+//   transcript with: the last non-empty line must start with "RESULT_JSON:"
+//   and the rest must parse as JSON. Its error messages are the reference's
+//   ("empty result file", "result must start with RESULT_JSON:", or the
+//   JSON decoder's complaint).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "contracts/schema.h"
+#include "util/expected.h"
+#include "util/json.h"
+
+namespace devgraph {
+
+class ContractChecker {
+ public:
+  static Expected<ContractChecker> load(const std::string& schema_path);
+  static Expected<ContractChecker> parse(Json schema_doc, const std::string& origin);
+
+  std::vector<std::string> check(const Json& value) const;
+
+ private:
+  ContractChecker(Json doc, Schema schema) : doc_(std::move(doc)), schema_(std::move(schema)) {}
+  Json doc_;
+  Schema schema_;
+};
+
+Expected<Json> result_json_line(std::string_view transcript);
+
+// Python's repr() of a JSON value ('text', True, None, [1, 'a'], {'k': 1}):
+// how the reference quotes values inside its messages.
+std::string py_repr(const Json& value);
+
+}  // namespace devgraph
