@@ -90,6 +90,71 @@ bool pseudo_target(const std::string& t) {
   return t == "retry_previous" || t == "resume_previous_successor";
 }
 
+// Agreements between the graph and what the engine itself writes or
+// relies on: the reference kept these facts twice (in GRAPH.yaml and in its
+// scripts) and checked that the copies agreed; devgraph reads them from the
+// graph alone, so what is left to check is that the graph can carry them.
+std::vector<std::string> cross_checks(const Graph& g) {
+  std::vector<std::string> errors;
+  if (g.version != kGraphVersion)
+    errors.push_back("version " + std::to_string(g.version) +
+                     " is not the graph version devgraph runs (" + std::to_string(kGraphVersion) +
+                     ")");
+  // Events the engine records on its own, whatever the graph's routes say.
+  for (const char* e : {"RUN_STARTED", "RUN_RESUMED", "HANDOFF_WRITTEN", "CAPACITY_TIER_CHANGED",
+                        "PERSONA_DISPATCHED"})
+    if (!g.events.empty() && !g.has_event(e))
+      errors.push_back(std::string("events: ") + e +
+                       " is written by devgraph itself but not listed");
+  // The run-state contract only knows these tier names.
+  for (const auto& tier : g.capacity.tiers)
+    if (tier.name != "yellow" && tier.name != "orange" && tier.name != "red")
+      errors.push_back("capacity.thresholds." + tier.name +
+                       ": tiers are yellow, orange and red (run-state.schema.json)");
+  for (const auto& p : g.pause_states)
+    if (const GraphNode* n = g.node(p); n && n->type != "handoff")
+      errors.push_back("pause state '" + p + "' is a " + n->type + " node, not a handoff node");
+  for (const auto& t : g.terminal_states)
+    if (const GraphNode* n = g.node(t);
+        n && n->type != "terminal" && n->type != "terminal_interrupt")
+      errors.push_back("terminal state '" + t + "' is a " + n->type + " node, not a terminal one");
+  for (const auto& n : g.nodes) {
+    // "Go back where you came from" needs somewhere the cursor came from:
+    // only a detour (a shared node or an interrupt) has one.
+    bool detour = n.lane == "shared" || n.type == "cursor_interrupt" ||
+                  n.type == "human_interrupt" || n.type == "recovery";
+    for (const auto& [route, target] : n.routes)
+      if (pseudo_target(target) && !detour)
+        errors.push_back(n.name + ": route " + route + " -> " + target +
+                         " only makes sense on a shared or interrupt node");
+    if (!n.dispatched_by.empty() && n.dispatched_by != "orchestrator" &&
+        !g.has_persona(n.dispatched_by))
+      errors.push_back(n.name + ": dispatched_by '" + n.dispatched_by +
+                       "' is neither orchestrator nor a persona");
+  }
+  // A bundle or task cursor is born where a node of another lane routes
+  // into its lane (a scheduler's spawn edge); a lane without one can never
+  // start a cursor.
+  for (const char* cursor_lane : {"bundle", "task"}) {
+    const GraphLane* lane = g.lane(cursor_lane);
+    if (!lane) continue;
+    bool entered = false;
+    for (const auto& n : g.nodes) {
+      if (n.lane == cursor_lane || n.lane == "shared") continue;
+      std::vector<std::string> targets;
+      if (!n.next.empty()) targets.push_back(n.next);
+      for (const auto& [route, target] : n.routes) targets.push_back(target);
+      for (const auto& t : targets)
+        if (std::find(lane->nodes.begin(), lane->nodes.end(), t) != lane->nodes.end())
+          entered = true;
+    }
+    if (!entered)
+      errors.push_back(std::string("lanes.") + cursor_lane +
+                       ": no node of another lane routes into it, so no cursor can start there");
+  }
+  return errors;
+}
+
 }  // namespace
 
 std::string CapacityModel::tier_for(const std::map<std::string, long long>& counters) const {
@@ -374,6 +439,7 @@ std::vector<std::string> check_graph(const Graph& g) {
       errors.push_back("capacity.actions: no action for tier " + tier.name);
     prev = &tier;
   }
+  for (const auto& e : cross_checks(g)) errors.push_back(e);
   return errors;
 }
 

@@ -22,6 +22,9 @@
 
 namespace devgraph {
 
+// The GRAPH.yaml version this engine runs; `validate graph` rejects others.
+inline constexpr int kGraphVersion = 4;
+
 struct GraphNode {
   std::string name;
   std::string type;
@@ -126,7 +129,11 @@ class Graph {
 // lane or in two, completion nodes outside their lane, completion events
 // outside the vocabulary, legacy nodes that are live or point nowhere,
 // unknown node types, capacity tiers that are not ascending, agent nodes
-// whose owner is not a persona. Empty when the graph is sound.
+// whose owner is not a persona; and the agreements with the engine: the
+// graph version, the events devgraph writes itself, tier names the state
+// contract knows, pause/terminal node types, retry_previous only on detour
+// nodes, dispatchers that exist, cursor lanes that something routes into.
+// Empty when the graph is sound.
 std::vector<std::string> check_graph(const Graph& graph);
 
 }  // namespace devgraph

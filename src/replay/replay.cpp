@@ -144,10 +144,14 @@ class Replayer {
     }
     long long s = seq->get<long long>();
     ++report_.events;
-    if (last_seq_ && s <= *last_seq_)
+    if (last_seq_ && s <= *last_seq_) {
+      // Applying it again would move cursors twice and bury the one real
+      // problem under its echoes.
       problem("seq " + std::to_string(s) + " (line " + std::to_string(line_no) + ") follows seq " +
-              std::to_string(*last_seq_) + ": duplicate or out of order");
-    else if (s != last_seq_.value_or(0) + 1)
+              std::to_string(*last_seq_) + ": duplicate or out of order, not replayed");
+      return;
+    }
+    if (s != last_seq_.value_or(0) + 1)
       problem("seq " + std::to_string(s) + " follows " +
               (last_seq_ ? "seq " + std::to_string(*last_seq_) : std::string("the start")) +
               ": seq " + std::to_string(last_seq_.value_or(0) + 1) + " is missing");
