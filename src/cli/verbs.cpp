@@ -10,6 +10,7 @@ namespace {
 
 // The one table of verbs. Keep it sorted by how a user meets them.
 constexpr Verb kVerbs[] = {
+    {"checkpoint", "record run state: init, go, move, event, signal, handoff, resume, show", verb_checkpoint},
     {"validate", "check GRAPH.yaml, a state file, a persona result, or a whole run", verb_validate},
 };
 

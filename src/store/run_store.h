@@ -181,6 +181,10 @@ Expected<Json> parse_json_object(const std::string& text, const std::string& fla
 // value is appended as one item). Fails when "name" holds a non-list.
 Status deep_merge(Json& dst, const Json& src);
 
+// state.json of `run_dir`, parsed, without the lock: what `show` prints.
+// Needs no graph, so readers stay cheap.
+Expected<Json> read_run_state(const std::string& run_dir);
+
 // Bundle and task ids are one word: [A-Za-z0-9][A-Za-z0-9_.-]*.
 bool is_valid_id(const std::string& id);
 

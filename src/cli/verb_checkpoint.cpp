@@ -1,0 +1,211 @@
+// devgraph checkpoint RUN_DIR init|go|move|event|signal|handoff|resume|show:
+// the command-line face of the run-state store (src/store/run_store.h),
+// with the flags, output and exit codes of the reference checkpoint.py.
+#include <iostream>
+
+#include "cli/verbs.h"
+#include "contracts/schema.h"
+#include "graph/graph.h"
+#include "skill/skill.h"
+#include "store/run_store.h"
+#include "util/args.h"
+
+namespace devgraph {
+namespace {
+
+constexpr const char* kVerb = "checkpoint";
+constexpr const char* kCommands[] = {"init",   "go",      "move",   "event",
+                                     "signal", "handoff", "resume", "show"};
+
+// Splits argv into the words up to and including the command (run dir,
+// command, --skill anywhere before it) and the command's own arguments.
+size_t command_end(const VerbArgs& args) {
+  size_t words = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--skill") {
+      ++i;
+      continue;
+    }
+    if (a.rfind("--", 0) == 0 || a == "-h") continue;
+    if (++words == 2) return i + 1;
+  }
+  return args.size();
+}
+
+ArgParser command_parser(const std::string& cmd, const Graph* graph) {
+  ArgParser p("devgraph checkpoint RUN_DIR " + cmd);
+  p.option("skill", "skill directory (default: found automatically)");
+  if (cmd == "init") {
+    p.option("repo", "repository path", true)
+        .option("default-branch", "the repository's default branch", true)
+        .option("merge", "JSON object deep-merged into the new state");
+  } else if (cmd == "go") {
+    p.option("node", "the orchestrator's next node", true)
+        .option("event", "event type recorded for the move", true)
+        .option("merge", "JSON object deep-merged into the state")
+        .option("detail", "JSON object recorded as the event's detail");
+  } else if (cmd == "move") {
+    p.option("bundle", "bundle id", true)
+        .option("task", "task id (moves the task cursor B/T)")
+        .option("node", "the cursor's next node", true)
+        .option("event", "event type recorded for the move", true)
+        .option("merge", "JSON object deep-merged into the cursor record")
+        .option("detail", "JSON object recorded as the event's detail")
+        .option("plan", "tasks.json to register on the bundle (the board then lists every task)");
+  } else if (cmd == "event") {
+    p.option("event", "event type", true)
+        .option("detail", "JSON object recorded as the event's detail")
+        .option("merge", "JSON object deep-merged into the state");
+  } else if (cmd == "signal") {
+    p.option("type", "what grew the context", true,
+             graph != nullptr ? graph->capacity.signals : std::vector<std::string>{})
+        .option("count", "how much (default 1)")
+        .option("bundle", "count for this bundle's tech lead instead of the orchestrator")
+        .flag("reset", "start a fresh context first");
+  } else if (cmd == "handoff") {
+    p.option("reason", "why the session hands off", true);
+  }
+  return p;
+}
+
+Expected<Json> json_flag(const ParsedArgs& a, const std::string& name) {
+  auto raw = a.get(name);
+  if (!raw) return Json();
+  return parse_json_object(*raw, name);
+}
+
+int print_committed_line(const Json& state, const std::string& middle, const std::string& event) {
+  const Json& id = state["run_id"];
+  std::cout << "[" << (id.is_string() ? id.get<std::string>() : dump_py(id)) << "] " << middle
+            << " event=" << event << "\n";
+  return 0;
+}
+
+std::string text_of(const Json& v) {
+  return v.is_string() ? v.get<std::string>() : dump_py(v);
+}
+
+}  // namespace
+
+int verb_checkpoint(const VerbArgs& args) {
+  ArgParser top("devgraph checkpoint");
+  top.description(
+         "Record run state under RUN_DIR: state.json (the current state) and events.jsonl "
+         "(every transition), both shared with the reference runtime.")
+      .positional("run_dir", "the run directory")
+      .positional("command", "init, go, move, event, signal, handoff, resume or show")
+      .option("skill", "skill directory (default: found automatically)")
+      .allow_rest();
+  const size_t split = command_end(args);
+  VerbArgs head(args.begin(), args.begin() + static_cast<long>(split));
+  VerbArgs tail(args.begin() + static_cast<long>(split), args.end());
+  auto parsed_top = top.parse(head);
+  if (!parsed_top) return report_error(kVerb, parsed_top.error());
+  const std::string run_dir = parsed_top->positionals()[0];
+  const std::string cmd = parsed_top->positionals()[1];
+  bool known = false;
+  for (const char* c : kCommands) known = known || cmd == c;
+  if (!known) {
+    std::string list;
+    for (const char* c : kCommands) list += std::string(list.empty() ? "'" : ", '") + c + "'";
+    return report_error(kVerb, top.usage_error("argument command: invalid choice: '" + cmd +
+                                               "' (choose from " + list + ")"));
+  }
+
+  // `show` needs neither the graph nor the schema: keep it cheap.
+  if (cmd == "show") {
+    auto parsed = command_parser(cmd, nullptr).parse(tail);
+    if (!parsed) return report_error(kVerb, parsed.error());
+    auto state = read_run_state(run_dir);
+    if (!state) return report_error(kVerb, state.error());
+    std::cout << dump_py(*state, 2) << "\n";
+    return 0;
+  }
+
+  std::optional<std::string> skill_flag = parsed_top->get("skill");
+  // Parse once without the graph so usage errors need no assets.
+  auto pre = command_parser(cmd, nullptr).parse(tail);
+  if (!pre) return report_error(kVerb, pre.error());
+  if (pre->get("skill")) skill_flag = pre->get("skill");
+  auto skill = locate_skill(skill_flag);
+  if (!skill) return report_error(kVerb, skill.error());
+  auto graph = Graph::load(*skill);
+  if (!graph) return report_error(kVerb, graph.error());
+  ArgParser parser = command_parser(cmd, &*graph);
+  auto a = parser.parse(tail);
+  if (!a) return report_error(kVerb, a.error());
+  auto schema = Schema::load(state_schema_path(*skill));
+  if (!schema) return report_error(kVerb, schema.error());
+
+  RunStore store(run_dir, *graph, *schema);
+
+  if (cmd == "init") {
+    auto merge = json_flag(*a, "merge");
+    if (!merge) return report_error(kVerb, merge.error());
+    auto done = store.init({*a->get("repo"), *a->get("default-branch"), *merge});
+    if (!done) return report_error(kVerb, done.error());
+    std::cout << store.run_id() << "\n";
+    return 0;
+  }
+  if (cmd == "go" || cmd == "event" || cmd == "move") {
+    auto detail = json_flag(*a, "detail");
+    if (!detail) return report_error(kVerb, detail.error());
+    auto merge = json_flag(*a, "merge");
+    if (!merge) return report_error(kVerb, merge.error());
+    const std::string event = *a->get("event");
+    if (cmd == "go") {
+      auto done = store.go({*a->get("node"), event, *merge, *detail});
+      if (!done) return report_error(kVerb, done.error());
+      return print_committed_line(done->state, "node=" + text_of(done->state["node"]), event);
+    }
+    if (cmd == "event") {
+      auto done = store.event({event, *detail, *merge});
+      if (!done) return report_error(kVerb, done.error());
+      return print_committed_line(done->state, "node=" + text_of(done->state["node"]), event);
+    }
+    MoveRequest req;
+    req.bundle = *a->get("bundle");
+    req.task = a->get("task");
+    req.node = *a->get("node");
+    req.event = event;
+    req.merge = *merge;
+    req.detail = *detail;
+    req.plan_path = a->get("plan");
+    auto done = store.move(req);
+    if (!done) return report_error(kVerb, done.error());
+    const Json& cursor = done->events.back()["detail"]["cursor"];
+    return print_committed_line(done->state, "cursor=" + text_of(cursor) + " node=" + req.node,
+                                event);
+  }
+  if (cmd == "signal") {
+    SignalRequest req;
+    req.type = *a->get("type");
+    if (auto raw = a->get("count")) {
+      auto n = parse_int(*raw);
+      if (!n)
+        return report_error(
+            kVerb, parser.usage_error("argument --count: invalid int value: '" + *raw + "'"));
+      req.count = *n;
+    }
+    req.bundle = a->get("bundle");
+    req.reset = a->flag("reset");
+    auto done = store.signal(req);
+    if (!done) return report_error(kVerb, done.error());
+    std::cout << dump_py(done->report) << "\n";
+    return 0;
+  }
+  if (cmd == "handoff") {
+    auto done = store.handoff(*a->get("reason"));
+    if (!done) return report_error(kVerb, done.error());
+    std::cout << done->handoff_path << "\n";
+    return 0;
+  }
+  // resume
+  auto done = store.resume();
+  if (!done) return report_error(kVerb, done.error());
+  std::cout << dump_py(done->summary) << "\n";
+  return 0;
+}
+
+}  // namespace devgraph
