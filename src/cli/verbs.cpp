@@ -12,6 +12,7 @@ namespace {
 constexpr Verb kVerbs[] = {
     {"checkpoint", "record run state: init, go, move, event, signal, handoff, resume, show", verb_checkpoint},
     {"validate", "check GRAPH.yaml, a state file, a persona result, or a whole run", verb_validate},
+    {"schedule", "tasks.json checks, runnable tasks, conflicts, critical path, footprint check", verb_schedule},
 };
 
 void print_usage(std::FILE* out) {

@@ -44,9 +44,9 @@ namespace devgraph::schedule {
 // Globs and footprints
 // ---------------------------------------------------------------------------
 
-// One compiled footprint glob. Matching is linear-time in practice (a
-// backtracking matcher over `*`/`?` segments, no regex), and the compiled
-// form is cheap to copy.
+// One compiled footprint glob. Matching simulates an automaton (no regex,
+// no backtracking): its cost is bounded by path length x pattern length
+// whatever the pattern.
 class Glob {
  public:
   // Leading/trailing whitespace and slashes are ignored, as in the reference.
@@ -64,6 +64,7 @@ class Glob {
   std::string pattern_;
   std::string glob_;
   std::string prefix_;
+  std::u32string program_;  // compiled matcher: code points and wildcard atoms
   bool has_wildcard_ = false;
 };
 
