@@ -64,7 +64,8 @@ int validate_result(const std::string& skill, const std::string& path) {
   if (!text) return verdict({text.error().message}, "");
   auto result = result_json_line(*text);
   if (!result) return verdict({result.error().message}, "");
-  return verdict(checker->check(*result), "agent result is valid");
+  return verdict(checker->check(*result, ContractChecker::Order::by_schema),
+                 "agent result is valid");
 }
 
 int validate_run(const std::string& skill, const std::string& run_dir) {

@@ -252,7 +252,7 @@ Expected<ContractChecker> ContractChecker::parse(Json schema_doc, const std::str
   return ContractChecker(std::move(schema_doc), std::move(schema));
 }
 
-std::vector<std::string> ContractChecker::check(const Json& value) const {
+std::vector<std::string> ContractChecker::check(const Json& value, Order order) const {
   std::vector<Violation> found;
   for (const std::string& line : schema_.validate(value)) {
     // Schema::validate() writes "<location>: <description>"; a location
@@ -267,9 +267,28 @@ std::vector<std::string> ContractChecker::check(const Json& value) const {
     auto path = parse_location(value, loc);
     found.push_back({path, reword(doc_, value, path, description)});
   }
-  std::stable_sort(found.begin(), found.end(), [](const Violation& a, const Violation& b) {
-    return path_less(a.path, b.path);
-  });
+  if (order == Order::by_path) {
+    std::stable_sort(found.begin(), found.end(), [](const Violation& a, const Violation& b) {
+      return path_less(a.path, b.path);
+    });
+  } else {
+    // Rank of the top-level property in the schema; the document itself first.
+    auto rank = [this](const Violation& v) -> size_t {
+      if (v.path.empty()) return 0;
+      const auto* key = std::get_if<std::string>(&v.path.front());
+      auto props = doc_.find("properties");
+      if (key && props != doc_.end() && props->is_object()) {
+        size_t i = 1;
+        for (auto it = props->begin(); it != props->end(); ++it, ++i)
+          if (it.key() == *key) return i;
+      }
+      return static_cast<size_t>(-1);
+    };
+    std::stable_sort(found.begin(), found.end(), [&](const Violation& a, const Violation& b) {
+      size_t ra = rank(a), rb = rank(b);
+      return ra != rb ? ra < rb : path_less(a.path, b.path);
+    });
+  }
   std::vector<std::string> out;
   for (const auto& v : found) {
     std::string line = py_path(v.path) + ": " + v.message;

@@ -11,7 +11,10 @@
 //   'B1/T1', 'status'], [] for the document itself) and <message> uses the
 //   wording of Python's jsonschema for the keywords the contracts use
 //   (required, enum, type, minimum); anything else keeps the validator's own
-//   description. Lines are sorted by path. Empty when the value conforms.
+//   description. Empty when the value conforms. The order is the
+//   reference's too: sorted by path for run state, the schema's own order
+//   (document-level problems, then properties as the schema lists them) for
+//   persona results, which the reference leaves unsorted.
 // - result_json_line() extracts the RESULT_JSON object a persona ends its
 //   transcript with: the last non-empty line must start with "RESULT_JSON:"
 //   and the rest must parse as JSON. Its error messages are the reference's
@@ -34,7 +37,8 @@ class ContractChecker {
   static Expected<ContractChecker> load(const std::string& schema_path);
   static Expected<ContractChecker> parse(Json schema_doc, const std::string& origin);
 
-  std::vector<std::string> check(const Json& value) const;
+  enum class Order { by_path, by_schema };
+  std::vector<std::string> check(const Json& value, Order order = Order::by_path) const;
 
  private:
   ContractChecker(Json doc, Schema schema) : doc_(std::move(doc)), schema_(std::move(schema)) {}
