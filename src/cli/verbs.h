@@ -41,5 +41,6 @@ int verb_guard(const VerbArgs& args);
 int verb_run_bundle(const VerbArgs& args);
 int verb_demo(const VerbArgs& args);
 int verb_install(const VerbArgs& args);
+int verb_sim_agent(const VerbArgs& args);
 
 }  // namespace devgraph

@@ -1,0 +1,578 @@
+#include "agents/backend.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <regex>
+#include <set>
+
+#include "agents/result.h"
+
+extern char** environ;
+
+namespace devgraph::agents {
+namespace {
+
+using SysTime = std::chrono::system_clock::time_point;
+
+std::string one_line(std::string_view text, size_t max = 300) {
+  std::string s(text);
+  for (char& c : s)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  size_t b = s.find_first_not_of(' ');
+  if (b == std::string::npos) return {};
+  s = s.substr(b, s.find_last_not_of(' ') - b + 1);
+  if (s.size() > max) s = s.substr(s.size() - max);  // the end says why
+  return s;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+Json parse_object(std::string_view text) {
+  Json v = Json::parse(text, nullptr, false);
+  return v.is_object() ? v : Json::object();
+}
+
+std::string str_field(const Json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+double num_field(const Json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+std::string describe_failure(int exit_code, int term_signal, std::string_view extra,
+                             std::string_view text, std::string_view err) {
+  std::string s = term_signal ? "killed by signal " + std::to_string(term_signal)
+                              : "exit " + std::to_string(exit_code);
+  if (!extra.empty()) s += "; " + std::string(extra);
+  std::string t = one_line(text), e = one_line(err);
+  if (!t.empty()) s += "; output: " + t;
+  if (!e.empty()) s += "; stderr: " + e;
+  return s;
+}
+
+// claude -p --output-format json: one JSON object with result, session_id,
+// total_cost_usd, duration_api_ms, usage, is_error, subtype. The sim agent
+// prints the same document.
+AgentOutput parse_claude_like(BackendKind kind, int exit_code, int term_signal,
+                              const std::string& out, const std::string& err, SysTime now) {
+  AgentOutput o;
+  Json data = parse_object(out);
+  o.session_id = str_field(data, "session_id");
+  o.cost_usd = num_field(data, "total_cost_usd");
+  o.duration_ms = static_cast<long long>(num_field(data, "duration_api_ms"));
+  if (data.contains("usage")) o.usage = data["usage"];
+  if (data.contains("structured_output") && data["structured_output"].is_object())
+    o.structured = data["structured_output"];
+  auto r = data.find("result");
+  o.final_text = r != data.end() && r->is_string() ? r->get<std::string>() : out;
+  bool is_error = data.value("is_error", false) == true;
+  std::string subtype = str_field(data, "subtype");
+  o.failed = exit_code != 0 || term_signal != 0 || is_error || subtype.rfind("error", 0) == 0;
+  if (o.failed) {
+    std::string extra = subtype.empty() ? "" : "subtype " + subtype;
+    o.error = describe_failure(exit_code, term_signal, extra, o.final_text, err);
+    o.limit = detect_provider_limit(kind, o.final_text + "\n" + err, now);
+  }
+  return o;
+}
+
+class ClaudeBackend : public Backend {
+ public:
+  explicit ClaudeBackend(BackendOptions opt) : opt_(std::move(opt)) {
+    if (opt_.binary.empty()) {
+      const char* env = std::getenv("DEVELOP_CLAUDE_BIN");
+      opt_.binary = env && *env ? env : "claude";
+    }
+  }
+  BackendKind kind() const override { return BackendKind::claude; }
+  std::vector<std::string> launch_argv(const LaunchRequest& r, const PromptRef& p) const override {
+    std::vector<std::string> argv = {
+        opt_.binary,          "-p",          p.text,
+        "--output-format",    "json",        "--permission-mode",
+        opt_.permission_mode, "--max-turns", std::to_string(opt_.max_turns),
+        "--add-dir",          r.run_dir};
+    if (!opt_.allowed_tools.empty()) {
+      argv.push_back("--allowedTools");
+      argv.insert(argv.end(), opt_.allowed_tools.begin(), opt_.allowed_tools.end());
+    }
+    if (!opt_.disallowed_tools.empty()) {
+      argv.push_back("--disallowedTools");
+      argv.insert(argv.end(), opt_.disallowed_tools.begin(), opt_.disallowed_tools.end());
+    }
+    if (opt_.model) {
+      argv.push_back("--model");
+      argv.push_back(*opt_.model);
+    }
+    return argv;
+  }
+  bool can_resume() const override { return true; }
+  std::vector<std::string> resume_argv(const LaunchRequest&, const std::string& session,
+                                       const PromptRef& p) const override {
+    return {opt_.binary,       "-p",   p.text,        "--resume", session,
+            "--output-format", "json", "--max-turns", "2"};
+  }
+  AgentOutput parse(int code, int sig, const std::string& out, const std::string& err,
+                    SysTime now) const override {
+    return parse_claude_like(BackendKind::claude, code, sig, out, err, now);
+  }
+
+ private:
+  BackendOptions opt_;
+};
+
+// Codex CLI, non-interactive. Flags checked against the documentation:
+//   https://developers.openai.com/codex/noninteractive.md (codex exec, --json
+//     JSONL on stdout, `codex exec resume SESSION_ID [PROMPT]`)
+//   https://developers.openai.com/codex/cli/reference#codex-exec (--sandbox
+//     workspace-write, -C/--cd, --add-dir, -m/--model, --skip-git-repo-check;
+//     exec options go between `exec` and `resume`)
+//   https://raw.githubusercontent.com/openai/codex/main/codex-rs/exec/src/exec_events.rs
+//     (event types: thread.started{thread_id}, item.completed{item{type
+//     agent_message, text}}, turn.completed{usage}, turn.failed{error
+//     {message}}, error{message})
+class CodexBackend : public Backend {
+ public:
+  explicit CodexBackend(BackendOptions opt) : opt_(std::move(opt)) {
+    if (opt_.binary.empty()) opt_.binary = "codex";
+  }
+  BackendKind kind() const override { return BackendKind::codex; }
+  std::vector<std::string> launch_argv(const LaunchRequest& r, const PromptRef& p) const override {
+    std::vector<std::string> argv = {
+        opt_.binary, "exec",    "--json", "--sandbox", "workspace-write", "--skip-git-repo-check",
+        "--cd",      r.worktree};
+    if (!r.run_dir.empty()) {
+      argv.push_back("--add-dir");
+      argv.push_back(r.run_dir);
+    }
+    if (opt_.model) {
+      argv.push_back("--model");
+      argv.push_back(*opt_.model);
+    }
+    argv.push_back(p.text);
+    return argv;
+  }
+  bool can_resume() const override { return true; }
+  std::vector<std::string> resume_argv(const LaunchRequest&, const std::string& session,
+                                       const PromptRef& p) const override {
+    return {opt_.binary, "exec", "--json", "--skip-git-repo-check", "resume", session, p.text};
+  }
+  AgentOutput parse(int code, int sig, const std::string& out, const std::string& err,
+                    SysTime now) const override {
+    AgentOutput o;
+    std::string failure;
+    size_t pos = 0;
+    while (pos < out.size()) {
+      size_t nl = out.find('\n', pos);
+      if (nl == std::string::npos) nl = out.size();
+      Json ev = parse_object(std::string_view(out).substr(pos, nl - pos));
+      pos = nl + 1;
+      std::string type = str_field(ev, "type");
+      if (type == "thread.started") {
+        o.session_id = str_field(ev, "thread_id");
+      } else if (type == "item.completed" && ev.contains("item") && ev["item"].is_object()) {
+        if (str_field(ev["item"], "type") == "agent_message")
+          o.final_text = str_field(ev["item"], "text");
+      } else if (type == "turn.completed" && ev.contains("usage")) {
+        o.usage = ev["usage"];
+      } else if (type == "turn.failed" && ev.contains("error") && ev["error"].is_object()) {
+        failure = str_field(ev["error"], "message");
+      } else if (type == "error") {
+        failure = str_field(ev, "message");
+      }
+    }
+    o.failed = code != 0 || sig != 0 || !failure.empty();
+    if (o.failed) {
+      o.error = describe_failure(code, sig, failure.empty() ? "" : "error " + one_line(failure),
+                                 o.final_text, err);
+      o.limit = detect_provider_limit(BackendKind::codex, failure + "\n" + err, now);
+    }
+    return o;
+  }
+
+ private:
+  BackendOptions opt_;
+};
+
+// Gemini CLI, headless. Flags checked against the documentation:
+//   https://geminicli.com/docs/cli/headless.md (-p/--prompt forces headless
+//     mode; --output-format json prints {response, stats, error}; exit 1 API
+//     failure, 42 input error, 53 turn limit)
+//   https://geminicli.com/docs/cli/cli-reference (-m/--model,
+//     --approval-mode auto_edit, --include-directories, -r/--resume SESSION)
+class GeminiBackend : public Backend {
+ public:
+  explicit GeminiBackend(BackendOptions opt) : opt_(std::move(opt)) {
+    if (opt_.binary.empty()) opt_.binary = "gemini";
+  }
+  BackendKind kind() const override { return BackendKind::gemini; }
+  std::vector<std::string> launch_argv(const LaunchRequest& r, const PromptRef& p) const override {
+    std::vector<std::string> argv = {
+        opt_.binary, "-p", p.text, "--output-format", "json", "--approval-mode", "auto_edit"};
+    if (!r.run_dir.empty()) {
+      argv.push_back("--include-directories");
+      argv.push_back(r.run_dir);
+    }
+    if (opt_.model) {
+      argv.push_back("--model");
+      argv.push_back(*opt_.model);
+    }
+    return argv;
+  }
+  bool can_resume() const override { return true; }
+  std::vector<std::string> resume_argv(const LaunchRequest&, const std::string& session,
+                                       const PromptRef& p) const override {
+    return {opt_.binary, "--resume", session, "-p", p.text, "--output-format", "json"};
+  }
+  AgentOutput parse(int code, int sig, const std::string& out, const std::string& err,
+                    SysTime now) const override {
+    AgentOutput o;
+    Json data = parse_object(out);
+    o.final_text = data.contains("response") && data["response"].is_string()
+                       ? data["response"].get<std::string>()
+                       : out;
+    o.session_id = str_field(data, "session_id");
+    if (data.contains("stats")) o.usage = data["stats"];
+    std::string failure;
+    if (data.contains("error") && !data["error"].is_null()) {
+      failure =
+          data["error"].is_object() ? str_field(data["error"], "message") : data["error"].dump();
+      if (failure.empty()) failure = data["error"].dump();
+    }
+    o.failed = code != 0 || sig != 0 || !failure.empty();
+    if (o.failed) {
+      o.error = describe_failure(code, sig, failure.empty() ? "" : "error " + one_line(failure),
+                                 o.final_text, err);
+      o.limit = detect_provider_limit(BackendKind::gemini, failure + "\n" + err, now);
+    }
+    return o;
+  }
+
+ private:
+  BackendOptions opt_;
+};
+
+std::string fill_template(std::string word, const LaunchRequest& r, const PromptRef& p,
+                          const BackendOptions& opt) {
+  const std::pair<std::string, std::string> subs[] = {
+      {"{prompt_file}", p.file},       {"{worktree}", r.worktree},
+      {"{persona}", r.persona},        {"{model}", opt.model.value_or("")},
+      {"{task}", r.task.value_or("")}, {"{run_dir}", r.run_dir}};
+  for (const auto& [key, value] : subs) {
+    size_t at = 0;
+    while ((at = word.find(key, at)) != std::string::npos) {
+      word.replace(at, key.size(), value);
+      at += value.size();
+    }
+  }
+  return word;
+}
+
+// Any CLI: the user's argv template; the answer is the last RESULT_JSON:
+// line of stdout; no session, so no resume.
+class CommandBackend : public Backend {
+ public:
+  explicit CommandBackend(BackendOptions opt) : opt_(std::move(opt)) {}
+  BackendKind kind() const override { return BackendKind::command; }
+  bool wants_prompt_file() const override { return true; }
+  std::vector<std::string> launch_argv(const LaunchRequest& r, const PromptRef& p) const override {
+    std::vector<std::string> argv;
+    for (const auto& w : opt_.command_template) argv.push_back(fill_template(w, r, p, opt_));
+    return argv;
+  }
+  bool can_resume() const override { return false; }
+  std::vector<std::string> resume_argv(const LaunchRequest& r, const std::string&,
+                                       const PromptRef& p) const override {
+    return launch_argv(r, p);
+  }
+  AgentOutput parse(int code, int sig, const std::string& out, const std::string& err,
+                    SysTime now) const override {
+    AgentOutput o;
+    o.final_text = out;
+    o.failed = code != 0 || sig != 0;
+    if (o.failed) {
+      o.error = describe_failure(code, sig, "", out, err);
+      o.limit = detect_provider_limit(BackendKind::command, out + "\n" + err, now);
+    }
+    return o;
+  }
+
+ private:
+  BackendOptions opt_;
+};
+
+class SimBackend : public Backend {
+ public:
+  explicit SimBackend(BackendOptions opt) : opt_(std::move(opt)) {}
+  BackendKind kind() const override { return BackendKind::sim; }
+  bool wants_prompt_file() const override { return true; }
+  std::vector<std::string> launch_argv(const LaunchRequest& r, const PromptRef& p) const override {
+    std::vector<std::string> argv = {opt_.binary,       "sim-agent", "--scenario",
+                                     opt_.sim_scenario, "--persona", r.persona};
+    if (r.task) {
+      argv.push_back("--task");
+      argv.push_back(*r.task);
+    }
+    if (!opt_.sim_state_dir.empty()) {
+      argv.push_back("--state");
+      argv.push_back(opt_.sim_state_dir);
+    }
+    if (!p.file.empty()) {
+      argv.push_back("--prompt-file");
+      argv.push_back(p.file);
+    }
+    return argv;
+  }
+  bool can_resume() const override { return true; }
+  std::vector<std::string> resume_argv(const LaunchRequest& r, const std::string& session,
+                                       const PromptRef& p) const override {
+    std::vector<std::string> argv = launch_argv(r, p);
+    argv.push_back("--resume");
+    argv.push_back(session);
+    return argv;
+  }
+  AgentOutput parse(int code, int sig, const std::string& out, const std::string& err,
+                    SysTime now) const override {
+    return parse_claude_like(BackendKind::sim, code, sig, out, err, now);
+  }
+
+ private:
+  BackendOptions opt_;
+};
+
+bool starts_with_any(const std::string& name, std::initializer_list<const char*> prefixes) {
+  for (const char* p : prefixes)
+    if (name.rfind(p, 0) == 0) return true;
+  return false;
+}
+
+// Which provider a credential variable belongs to, or nullopt.
+std::optional<BackendKind> credential_owner(const std::string& name) {
+  if (starts_with_any(name, {"ANTHROPIC_", "CLAUDE_CODE_OAUTH"})) return BackendKind::claude;
+  if (starts_with_any(name, {"OPENAI_", "CODEX_API_KEY"})) return BackendKind::codex;
+  if (starts_with_any(name, {"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS",
+                             "GOOGLE_GENAI_"}))
+    return BackendKind::gemini;
+  return std::nullopt;
+}
+
+SysTime next_clock_time(SysTime now, int hour, int minute) {
+  std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm local{};
+  ::localtime_r(&t, &local);
+  local.tm_hour = hour;
+  local.tm_min = minute;
+  local.tm_sec = 0;
+  local.tm_isdst = -1;
+  std::time_t target = std::mktime(&local);
+  if (target <= t) target += 24 * 3600;
+  return std::chrono::system_clock::from_time_t(target);
+}
+
+// "2 days 3 hours 5 minutes", "37.5s", "1h30m", "20 seconds".
+std::optional<std::chrono::milliseconds> parse_duration(const std::string& text) {
+  static const std::regex part(
+      R"((\d+(?:\.\d+)?)\s*(days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b)");
+  double total_s = 0;
+  bool any = false;
+  auto begin = std::sregex_iterator(text.begin(), text.end(), part);
+  size_t expect = 0;
+  for (auto it = begin; it != std::sregex_iterator(); ++it) {
+    // Only a run of adjacent parts ("1h 30m", "2 days, 3 hours") counts.
+    std::string gap = text.substr(expect, static_cast<size_t>(it->position()) - expect);
+    if (any && gap.find_first_not_of(" ,and") != std::string::npos) break;
+    double n = std::stod((*it)[1].str());
+    char unit = (*it)[2].str()[0];
+    total_s += n * (unit == 'd' ? 86400 : unit == 'h' ? 3600 : unit == 'm' ? 60 : 1);
+    any = true;
+    expect = static_cast<size_t>(it->position() + it->length());
+  }
+  if (!any) return std::nullopt;
+  return std::chrono::milliseconds(static_cast<long long>(std::ceil(total_s * 1000)));
+}
+
+}  // namespace
+
+std::optional<BackendKind> parse_backend(std::string_view name) {
+  for (auto k : {BackendKind::claude, BackendKind::codex, BackendKind::gemini, BackendKind::command,
+                 BackendKind::sim})
+    if (backend_name(k) == name) return k;
+  return std::nullopt;
+}
+
+std::string_view backend_name(BackendKind kind) {
+  switch (kind) {
+    case BackendKind::claude:
+      return "claude";
+    case BackendKind::codex:
+      return "codex";
+    case BackendKind::gemini:
+      return "gemini";
+    case BackendKind::command:
+      return "command";
+    case BackendKind::sim:
+      return "sim";
+  }
+  return "claude";
+}
+
+std::string backend_choices() {
+  return "claude, codex, gemini, command, sim";
+}
+
+Expected<std::unique_ptr<Backend>> make_backend(const BackendOptions& options) {
+  switch (options.kind) {
+    case BackendKind::claude:
+      return std::unique_ptr<Backend>(new ClaudeBackend(options));
+    case BackendKind::codex:
+      return std::unique_ptr<Backend>(new CodexBackend(options));
+    case BackendKind::gemini:
+      return std::unique_ptr<Backend>(new GeminiBackend(options));
+    case BackendKind::command: {
+      if (options.command_template.empty())
+        return fail("--agent command needs an argv template (--agent-command)");
+      bool has_prompt = std::any_of(
+          options.command_template.begin(), options.command_template.end(),
+          [](const std::string& w) { return w.find("{prompt_file}") != std::string::npos; });
+      if (!has_prompt)
+        return fail("--agent-command template must pass the prompt: use {prompt_file}");
+      return std::unique_ptr<Backend>(new CommandBackend(options));
+    }
+    case BackendKind::sim: {
+      if (options.sim_scenario.empty())
+        return fail("--agent sim needs a scenario file (--scenario)");
+      if (options.binary.empty()) return fail("--agent sim needs the devgraph executable");
+      return std::unique_ptr<Backend>(new SimBackend(options));
+    }
+  }
+  return fail("unknown agent backend");
+}
+
+std::string build_prompt(const LaunchRequest& r) {
+  std::string p = "Your persona is defined in " + r.skill_dir + "/agents/" + r.persona +
+                  ".md: read that file before anything else and follow it; it is the whole of "
+                  "your instructions.\n";
+  p += r.dispatch;
+  if (!p.empty() && p.back() != '\n') p += '\n';
+  p += "When you are done, make the last line of your final message a single line that starts "
+       "with RESULT_JSON: followed by the result object your persona file describes.";
+  return p;
+}
+
+std::string resume_prompt() {
+  return "Reply with nothing but the RESULT_JSON: line (as your persona file defines it) for the "
+         "work you just finished.";
+}
+
+std::vector<std::string> command_prefix_tools(const std::string& test_command,
+                                              const std::string& build_command) {
+  std::vector<std::string> tools;
+  for (const std::string* cmd : {&test_command, &build_command}) {
+    size_t b = cmd->find_first_not_of(" \t");
+    if (b == std::string::npos) continue;
+    size_t e = cmd->find_first_of(" \t", b);
+    tools.push_back("Bash(" + cmd->substr(b, e == std::string::npos ? e : e - b) + " *)");
+  }
+  return tools;
+}
+
+std::vector<std::string> current_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  return env;
+}
+
+std::vector<std::string> child_environment(BackendKind kind,
+                                           const std::vector<std::string>& parent) {
+  std::set<std::string> drop = {"DEVGRAPH_SECRET_ENV", "GH_TOKEN", "GITHUB_TOKEN",
+                                "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"};
+  for (const auto& entry : parent) {
+    if (entry.rfind("DEVGRAPH_SECRET_ENV=", 0) != 0) continue;
+    std::string list = entry.substr(entry.find('=') + 1);
+    for (char& c : list)
+      if (c == ',') c = ' ';
+    size_t pos = 0;
+    while ((pos = list.find_first_not_of(' ', pos)) != std::string::npos) {
+      size_t end = list.find(' ', pos);
+      drop.insert(list.substr(pos, end == std::string::npos ? end : end - pos));
+      pos = end;
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& entry : parent) {
+    std::string name = entry.substr(0, entry.find('='));
+    if (drop.count(name)) continue;
+    if (kind != BackendKind::command) {
+      auto owner = credential_owner(name);
+      if (owner && (kind == BackendKind::sim || *owner != kind)) continue;
+    }
+    out.push_back(entry);
+  }
+  return out;
+}
+
+std::optional<ProviderLimit> detect_provider_limit(BackendKind, std::string_view text,
+                                                   SysTime now) {
+  // The phrases the CLIs use: claude ("usage limit reached|<epoch>",
+  // "You've hit your limit · resets 3pm", rate_limit_error), codex ("You've
+  // hit your usage limit ... try again in 2 days 3 hours", "Rate limit
+  // reached ... try again in 20s", 429 Too Many Requests), gemini ("Quota
+  // exceeded", RESOURCE_EXHAUSTED, "Please retry in 37.5s").
+  static const char* kMarkers[] = {
+      "usage limit",        "rate limit",        "rate_limit",
+      "hit your limit",     "limit reached",     "quota exceeded",
+      "resource_exhausted", "too many requests", "exceeded your current quota",
+      "limit will reset"};
+  std::string low = lower(text);
+  bool hit = false;
+  for (const char* m : kMarkers)
+    if (low.find(m) != std::string::npos) hit = true;
+  if (!hit) return std::nullopt;
+
+  ProviderLimit limit;
+  // The line that names the limit is the message worth showing.
+  size_t at = std::string::npos;
+  for (const char* m : kMarkers) at = std::min(at, low.find(m));
+  size_t ls = low.rfind('\n', at == 0 ? 0 : at - 1);
+  ls = ls == std::string::npos || at == 0 ? 0 : ls + 1;
+  size_t le = low.find('\n', at);
+  limit.message = one_line(text.substr(ls, le == std::string::npos ? le : le - ls), 200);
+
+  static const std::regex epoch(R"(\|\s*(\d{9,11})\b)");
+  static const std::regex relative(
+      R"((?:try again in|retry in|retry after|reset after|resets in|reset in|again in)\s*:?\s*(.*))");
+  static const std::regex retry_delay(R"("?retrydelay"?\s*[:=]\s*"?(\d+(?:\.\d+)?s))");
+  static const std::regex clock_at(
+      R"((?:resets|reset at|resets at|try again at|available again at)\s*(?:at\s*)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?)");
+  std::smatch m;
+  std::string s = low;
+  if (std::regex_search(s, m, epoch)) {
+    limit.resets_at = SysTime(std::chrono::seconds(std::stoll(m[1].str())));
+  } else if (std::regex_search(s, m, relative) || std::regex_search(s, m, retry_delay)) {
+    if (auto d = parse_duration(m[1].str()))
+      limit.resets_at = std::chrono::time_point_cast<SysTime::duration>(now + *d);
+  }
+  if (!limit.resets_at && std::regex_search(s, m, clock_at)) {
+    int hour = std::stoi(m[1].str());
+    int minute = m[2].matched ? std::stoi(m[2].str()) : 0;
+    std::string ampm = m[3].matched ? m[3].str() : "";
+    if (ampm == "pm" && hour < 12) hour += 12;
+    if (ampm == "am" && hour == 12) hour = 0;
+    if (hour < 24 && minute < 60 && (m[2].matched || !ampm.empty()))
+      limit.resets_at = next_clock_time(now, hour, minute);
+  }
+  return limit;
+}
+
+}  // namespace devgraph::agents

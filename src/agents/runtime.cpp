@@ -1,0 +1,602 @@
+#include "agents/runtime.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <iostream>
+#include <random>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "agents/result.h"
+#include "agents/sim.h"
+#include "contracts/schema.h"
+#include "skill/skill.h"
+#include "util/fs.h"
+
+namespace devgraph::agents {
+namespace {
+
+using ms = std::chrono::milliseconds;
+using SysTime = std::chrono::system_clock::time_point;
+
+double seconds(ms d) {
+  return static_cast<double>(d.count()) / 1000.0;
+}
+
+Json task_json(const std::optional<std::string>& task) {
+  return task ? Json(*task) : Json(nullptr);
+}
+
+}  // namespace
+
+std::string_view outcome_name(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::result:
+      return "result";
+    case Outcome::malformed_result:
+      return "malformed_result";
+    case Outcome::timeout:
+      return "timeout";
+    case Outcome::cli_error:
+      return "cli_error";
+    case Outcome::provider_limit:
+      return "provider_limit";
+    case Outcome::launch_failed:
+      return "launch_failed";
+  }
+  return "result";
+}
+
+std::string_view event_kind_name(RuntimeEvent::Kind kind) {
+  using K = RuntimeEvent::Kind;
+  switch (kind) {
+    case K::launched:
+      return "launched";
+    case K::completed:
+      return "completed";
+    case K::backoff:
+      return "backoff";
+    case K::resuming:
+      return "resuming";
+    case K::paused:
+      return "paused";
+    case K::unpaused:
+      return "unpaused";
+    case K::timer:
+      return "timer";
+    case K::fd_ready:
+      return "fd_ready";
+  }
+  return "launched";
+}
+
+void apply_headless_minutes(RuntimeConfig& config, int persona_timeout_minutes,
+                            int api_retry_minutes) {
+  if (persona_timeout_minutes > 0)
+    config.persona_timeout = std::chrono::minutes(persona_timeout_minutes);
+  if (api_retry_minutes > 0) config.retry_budget = std::chrono::minutes(api_retry_minutes);
+}
+
+struct PersonaRuntime::Impl {
+  enum class State { running, backoff, queued };
+  struct Launch {
+    LaunchId id = 0;
+    std::string handle;
+    LaunchRequest request;
+    PromptRef prompt;
+    State state = State::running;
+    int attempt = 1;
+    bool resuming = false;  // the child running now is the resume call
+    bool resumed = false;
+    ms waited{0};
+    SteadyTime began;
+    ChildId child = 0;
+    TimerId timer = 0;
+    double cost = 0.0;
+    long long duration_ms = 0;
+    std::string session_id;
+    Json usage;
+    int exit_code = -1;
+    int term_signal = 0;
+  };
+
+  RuntimeConfig cfg;
+  const Clock* clock = nullptr;
+  std::unique_ptr<Backend> backend;
+  Schema schema;
+  ChildLoop loop;
+  int log_fd = -1;
+  std::mt19937_64 rng;
+  LaunchId next_id = 1;
+  std::unordered_map<LaunchId, Launch> launches;
+  std::unordered_map<ChildId, LaunchId> by_child;
+  std::unordered_map<TimerId, LaunchId> by_timer;
+  std::deque<LaunchId> queued;
+  std::optional<SysTime> pause_until;
+  SteadyTime pause_began;
+  TimerId pause_timer = 0;
+  std::unordered_set<TimerId> driver_timers;
+  std::unordered_set<WatchId> driver_watches;
+  std::deque<RuntimeEvent> events;
+  std::vector<std::string> env;
+  double total_cost = 0.0;
+  int runs = 0;
+
+  Impl(RuntimeConfig c, const Clock& clk, std::unique_ptr<Backend> b, Schema s, ChildLoop l)
+      : cfg(std::move(c)),
+        clock(&clk),
+        backend(std::move(b)),
+        schema(std::move(s)),
+        loop(std::move(l)),
+        rng(std::random_device{}()) {}
+  ~Impl() {
+    if (log_fd >= 0) ::close(log_fd);
+  }
+
+  // One record per line, written with a single write(2) on an O_APPEND
+  // descriptor, so concurrent writers never interleave inside a line.
+  void log(const std::string& event, Json fields) {
+    if (log_fd < 0 && !cfg.echo_log_to_stderr) return;
+    Json rec = Json::object();
+    rec["ts"] = iso_utc(clock->wall());
+    rec["bundle"] = cfg.bundle;
+    rec["event"] = event;
+    for (auto& [k, v] : fields.items()) rec[k] = v;
+    std::string line = dump_py(rec) + "\n";
+    if (log_fd >= 0) {
+      const char* p = line.data();
+      size_t left = line.size();
+      while (left > 0) {
+        ssize_t w = ::write(log_fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        p += w;
+        left -= static_cast<size_t>(w);
+      }
+    }
+    if (cfg.echo_log_to_stderr) std::cerr << line;
+  }
+
+  std::string new_handle() {
+    static const char* hex = "0123456789abcdef";
+    std::uint64_t r = rng();
+    std::string h = "hl-";
+    for (int i = 0; i < 12; ++i) h += hex[(r >> (i * 4)) & 15];
+    return h;
+  }
+
+  RuntimeEvent base_event(RuntimeEvent::Kind kind, const Launch& l) {
+    RuntimeEvent ev;
+    ev.kind = kind;
+    ev.id = l.id;
+    ev.handle = l.handle;
+    ev.persona = l.request.persona;
+    ev.task = l.request.task;
+    ev.attempt = l.attempt;
+    return ev;
+  }
+
+  Status write_prompt_file(Launch& l, const std::string& text, const std::string& suffix) {
+    l.prompt.text = text;
+    if (!backend->wants_prompt_file()) return {};
+    std::string dir = cfg.prompt_dir;
+    DG_CHECK(make_directories(dir));
+    l.prompt.file = join_path(dir, l.handle + suffix + ".prompt.md");
+    return write_file_atomic(l.prompt.file, text);
+  }
+
+  // Starts (or restarts) the child of a launch. A launch that cannot start
+  // completes at once as launch_failed.
+  void start_child(Launch& l, bool resume) {
+    std::vector<std::string> argv;
+    if (resume) {
+      if (auto ok = write_prompt_file(l, resume_prompt(), "-resume"); !ok) {
+        complete(l, Outcome::launch_failed, ok.error().message);
+        return;
+      }
+      argv = backend->resume_argv(l.request, l.session_id, l.prompt);
+    } else {
+      if (auto ok = write_prompt_file(l, build_prompt(l.request), ""); !ok) {
+        complete(l, Outcome::launch_failed, ok.error().message);
+        return;
+      }
+      argv = backend->launch_argv(l.request, l.prompt);
+    }
+    ChildSpec spec;
+    spec.argv = std::move(argv);
+    spec.cwd = l.request.worktree;
+    spec.env = env;
+    spec.timeout = cfg.persona_timeout;
+    spec.kill_grace = cfg.kill_grace;
+    spec.max_output_bytes = cfg.max_output_bytes;
+    auto child = loop.spawn(spec);
+    ++runs;
+    log("launched", Json{{"persona", l.request.persona},
+                         {"task", task_json(l.request.task)},
+                         {"handle", l.handle},
+                         {"resumed", resume},
+                         {"attempt", l.attempt},
+                         {"agent", std::string(backend_name(backend->kind()))}});
+    if (!child) {
+      log("finished", Json{{"persona", l.request.persona},
+                           {"task", task_json(l.request.task)},
+                           {"handle", l.handle},
+                           {"exit", nullptr},
+                           {"status", nullptr},
+                           {"cost_usd", 0.0},
+                           {"duration_ms", 0},
+                           {"session_id", nullptr},
+                           {"error", child.error().message}});
+      complete(l, Outcome::launch_failed, child.error().message);
+      return;
+    }
+    l.state = State::running;
+    l.child = *child;
+    l.resuming = resume;
+    by_child[*child] = l.id;
+    RuntimeEvent ev = base_event(RuntimeEvent::Kind::launched, l);
+    if (resume) ev.detail = l.session_id;
+    events.push_back(std::move(ev));
+  }
+
+  Json blocked_result(const Launch& l, Outcome outcome, const std::string& why) {
+    return Json{{"status", "BLOCKED"},
+                {"summary", l.request.persona + ": " + why},
+                {"evidence", Json::array()},
+                {"blockers", Json::array({std::string(outcome_name(outcome))})}};
+  }
+
+  void complete(Launch& l, Outcome outcome, const std::string& error, Json result = nullptr) {
+    Completion c;
+    c.id = l.id;
+    c.handle = l.handle;
+    c.persona = l.request.persona;
+    c.task = l.request.task;
+    c.outcome = outcome;
+    c.result = outcome == Outcome::result ? std::move(result) : blocked_result(l, outcome, error);
+    c.session_id = l.session_id;
+    c.cost_usd = l.cost;
+    c.duration_ms = l.duration_ms;
+    c.usage = l.usage;
+    c.attempts = l.attempt;
+    c.resumed = l.resumed;
+    c.exit_code = l.exit_code;
+    c.term_signal = l.term_signal;
+    c.error = outcome == Outcome::result ? std::string() : error;
+    c.elapsed = std::chrono::duration_cast<ms>(clock->steady() - l.began);
+    RuntimeEvent ev = base_event(RuntimeEvent::Kind::completed, l);
+    ev.detail = c.error;
+    ev.completion = std::move(c);
+    events.push_back(std::move(ev));
+    if (l.timer) by_timer.erase(l.timer);
+    launches.erase(l.id);
+  }
+
+  void pause_backend(Launch& l, const ProviderLimit& limit) {
+    SysTime now = clock->wall();
+    SysTime until = limit.resets_at.value_or(now + cfg.default_pause);
+    if (until < now) until = now;
+    // A later limit extends a pause in force; an earlier one leaves it.
+    if (!pause_until || until > *pause_until) {
+      if (pause_timer) loop.cancel_timer(pause_timer);
+      if (!pause_until) pause_began = clock->steady();
+      pause_until = until;
+      pause_timer = loop.add_timer(clock->steady() + std::chrono::duration_cast<ms>(until - now));
+    }
+    ms wait = std::chrono::duration_cast<ms>(*pause_until - now);
+    log("paused", Json{{"persona", l.request.persona},
+                       {"task", task_json(l.request.task)},
+                       {"handle", l.handle},
+                       {"agent", std::string(backend_name(backend->kind()))},
+                       {"until", iso_utc(*pause_until)},
+                       {"wait_s", std::round(seconds(wait))},
+                       {"reset_given", limit.resets_at.has_value()},
+                       {"reason", limit.message}});
+    RuntimeEvent ev = base_event(RuntimeEvent::Kind::paused, l);
+    ev.delay = wait;
+    ev.detail = limit.message;
+    l.state = State::queued;
+    l.child = 0;
+    queued.push_back(l.id);
+    events.push_back(std::move(ev));
+  }
+
+  void unpause() {
+    ms waited = std::chrono::duration_cast<ms>(clock->steady() - pause_began);
+    log("unpaused", Json{{"agent", std::string(backend_name(backend->kind()))},
+                         {"waited_s", std::round(seconds(waited))},
+                         {"queued", queued.size()}});
+    RuntimeEvent ev;
+    ev.kind = RuntimeEvent::Kind::unpaused;
+    ev.delay = waited;
+    events.push_back(std::move(ev));
+    pause_until.reset();
+    pause_timer = 0;
+    std::deque<LaunchId> ready;
+    ready.swap(queued);
+    for (LaunchId id : ready) {
+      auto it = launches.find(id);
+      if (it != launches.end()) start_child(it->second, false);
+    }
+  }
+
+  void on_exit(ChildExit& ex) {
+    auto owner = by_child.find(ex.id);
+    if (owner == by_child.end()) return;
+    LaunchId id = owner->second;
+    by_child.erase(owner);
+    auto it = launches.find(id);
+    if (it == launches.end()) return;
+    Launch& l = it->second;
+    l.child = 0;
+    l.exit_code = ex.exit_code;
+    l.term_signal = ex.term_signal;
+    AgentOutput out = backend->parse(ex.exit_code, ex.term_signal, ex.out, ex.err, clock->wall());
+    l.cost += out.cost_usd;
+    total_cost += out.cost_usd;
+    l.duration_ms += out.duration_ms;
+    if (!out.session_id.empty()) l.session_id = out.session_id;
+    if (!out.usage.is_null()) l.usage = out.usage;
+
+    Expected<Json> result = out.structured ? check_result(*out.structured, schema)
+                                           : extract_result(out.final_text, schema);
+    if (ex.timed_out) {
+      result = fail("timeout");
+      out.error = "exceeded the " + std::to_string(cfg.persona_timeout.count() / 60000) +
+                  " min persona timeout (" + std::to_string(cfg.persona_timeout.count()) + " ms)";
+    }
+    Json finished{{"persona", l.request.persona},
+                  {"task", task_json(l.request.task)},
+                  {"handle", l.handle},
+                  {"exit", ex.term_signal ? Json(nullptr) : Json(ex.exit_code)},
+                  {"status", result ? Json((*result)["status"]) : Json(nullptr)},
+                  {"cost_usd", out.cost_usd},
+                  {"duration_ms", out.duration_ms},
+                  {"session_id", l.session_id.empty() ? Json(nullptr) : Json(l.session_id)},
+                  {"error", nullptr}};
+    if (ex.term_signal) finished["signal"] = ex.term_signal;
+    if (ex.timed_out) finished["timed_out"] = true;
+    if (ex.output_truncated) finished["output_truncated"] = true;
+    if (!result)
+      finished["error"] = out.failed || ex.timed_out ? out.error : result.error().message;
+    log("finished", finished);
+
+    if (ex.timed_out) {
+      complete(l, Outcome::timeout, out.error);
+      return;
+    }
+    if (result) {
+      complete(l, Outcome::result, "", std::move(*result));
+      return;
+    }
+    if (l.resuming) {
+      // The one resume allowed also came back without a valid result.
+      complete(l, Outcome::malformed_result, out.failed ? out.error : result.error().message);
+      return;
+    }
+    if (out.failed && out.limit) {
+      SysTime now = clock->wall();
+      SysTime until = out.limit->resets_at.value_or(now + cfg.default_pause);
+      if (until - now > cfg.max_pause) {
+        complete(l, Outcome::provider_limit,
+                 "provider limit until " + iso_utc(until) + ": " + out.limit->message);
+        return;
+      }
+      pause_backend(l, *out.limit);
+      return;
+    }
+    if (out.failed) {
+      double factor = std::pow(2.0, l.attempt - 1);
+      ms delay = std::min(
+          cfg.backoff_cap,
+          ms(static_cast<long long>(static_cast<double>(cfg.backoff_base.count()) * factor)));
+      if (l.waited + delay > cfg.retry_budget) {
+        complete(l, Outcome::cli_error,
+                 "the agent CLI kept failing (" + std::to_string(l.attempt) + " attempts, " +
+                     std::to_string(static_cast<long long>(seconds(l.waited))) +
+                     " s of back-off): " + out.error);
+        return;
+      }
+      log("backoff", Json{{"persona", l.request.persona},
+                          {"task", task_json(l.request.task)},
+                          {"handle", l.handle},
+                          {"attempt", l.attempt},
+                          {"delay_s", seconds(delay)},
+                          {"error", out.error}});
+      RuntimeEvent ev = base_event(RuntimeEvent::Kind::backoff, l);
+      ev.delay = delay;
+      ev.detail = out.error;
+      events.push_back(std::move(ev));
+      l.waited += delay;
+      l.attempt += 1;
+      l.state = State::backoff;
+      l.timer = loop.add_timer(clock->steady() + delay);
+      by_timer[l.timer] = l.id;
+      return;
+    }
+    // A clean exit without a valid result: resume once by session id.
+    if (backend->can_resume() && !l.session_id.empty() && !l.resumed) {
+      l.resumed = true;
+      RuntimeEvent ev = base_event(RuntimeEvent::Kind::resuming, l);
+      ev.detail = result.error().message;
+      events.push_back(std::move(ev));
+      start_child(l, true);
+      return;
+    }
+    complete(l, Outcome::malformed_result, result.error().message);
+  }
+
+  void on_timer(TimerId id) {
+    if (id == pause_timer && pause_timer != 0) {
+      unpause();
+      return;
+    }
+    auto t = by_timer.find(id);
+    if (t != by_timer.end()) {
+      LaunchId lid = t->second;
+      by_timer.erase(t);
+      auto it = launches.find(lid);
+      if (it == launches.end()) return;
+      Launch& l = it->second;
+      l.timer = 0;
+      if (pause_until) {  // a limit arrived while this one waited
+        l.state = State::queued;
+        queued.push_back(l.id);
+        return;
+      }
+      start_child(l, false);
+      return;
+    }
+    if (driver_timers.erase(id) == 0) return;
+    RuntimeEvent ev;
+    ev.kind = RuntimeEvent::Kind::timer;
+    ev.timer = id;
+    events.push_back(std::move(ev));
+  }
+};
+
+Expected<std::unique_ptr<PersonaRuntime>> PersonaRuntime::create(RuntimeConfig config,
+                                                                 const Clock& clock) {
+  if (config.result_schema.empty()) return fail("persona runtime: no result schema given");
+  DG_TRY(Schema schema, Schema::load(config.result_schema));
+  if (config.backend.kind == BackendKind::sim) {
+    if (config.backend.binary.empty()) config.backend.binary = self_executable();
+    if (!config.backend.sim_scenario.empty()) {
+      config.backend.sim_scenario = absolute_path(config.backend.sim_scenario);
+      DG_CHECK(SimScenario::load(config.backend.sim_scenario));
+    }
+  }
+  if (config.prompt_dir.empty()) {
+    config.prompt_dir =
+        config.log_path.empty() ? std::string() : join_path(dirname_of(config.log_path), "prompts");
+  }
+  if (config.backend.kind == BackendKind::sim && config.backend.sim_state_dir.empty() &&
+      !config.prompt_dir.empty())
+    config.backend.sim_state_dir = join_path(config.prompt_dir, "sim-state");
+  DG_TRY(auto backend, make_backend(config.backend));
+  if (backend->wants_prompt_file() && config.prompt_dir.empty())
+    return fail("--agent " + std::string(backend_name(config.backend.kind)) +
+                " needs a directory for prompt files (no log path given)");
+  DG_TRY(ChildLoop loop, ChildLoop::create(clock));
+  int log_fd = -1;
+  if (!config.log_path.empty()) {
+    DG_CHECK(make_directories(dirname_of(absolute_path(config.log_path))));
+    log_fd = ::open(config.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log_fd < 0) return fail("cannot open " + config.log_path + ": " + std::strerror(errno));
+  }
+  BackendKind kind = config.backend.kind;
+  auto impl = std::make_unique<Impl>(std::move(config), clock, std::move(backend),
+                                     std::move(schema), std::move(loop));
+  impl->log_fd = log_fd;
+  impl->env = child_environment(kind, current_environment());
+  return std::unique_ptr<PersonaRuntime>(new PersonaRuntime(std::move(impl)));
+}
+
+PersonaRuntime::PersonaRuntime(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PersonaRuntime::~PersonaRuntime() = default;
+
+Expected<LaunchId> PersonaRuntime::launch(LaunchRequest request) {
+  Impl& im = *impl_;
+  if (request.persona.empty()) return fail("launch: no persona named");
+  if (request.persona.find('/') != std::string::npos ||
+      request.persona.find("..") != std::string::npos)
+    return fail("launch: '" + request.persona + "' is not a persona name");
+  if (im.cfg.check_persona_file) {
+    std::string file = join_path(join_path(request.skill_dir, "agents"), request.persona + ".md");
+    if (!path_exists(file))
+      return fail("launch: " + request.persona + " is not a persona (no " + file + ")");
+  }
+  if (request.worktree.empty() || !is_directory(request.worktree))
+    return fail("launch: worktree '" + request.worktree + "' is not a directory");
+  Impl::Launch l;
+  l.id = im.next_id++;
+  l.handle = im.new_handle();
+  l.request = std::move(request);
+  l.began = im.clock->steady();
+  auto [it, inserted] = im.launches.emplace(l.id, std::move(l));
+  (void)inserted;
+  LaunchId id = it->first;
+  if (im.pause_until) {
+    it->second.state = Impl::State::queued;
+    im.queued.push_back(id);
+  } else {
+    im.start_child(it->second, false);
+  }
+  return id;
+}
+
+std::optional<RuntimeEvent> PersonaRuntime::next_event(std::optional<SteadyTime> until) {
+  Impl& im = *impl_;
+  for (;;) {
+    if (!im.events.empty()) {
+      RuntimeEvent ev = std::move(im.events.front());
+      im.events.pop_front();
+      return ev;
+    }
+    if (!until && im.launches.empty() && im.driver_timers.empty() && im.driver_watches.empty())
+      return std::nullopt;
+    auto ev = im.loop.wait(until);
+    if (!ev) return std::nullopt;
+    if (auto* exit = std::get_if<ChildExit>(&*ev)) {
+      im.on_exit(*exit);
+    } else if (auto* timer = std::get_if<TimerFired>(&*ev)) {
+      im.on_timer(timer->id);
+    } else if (auto* fd = std::get_if<FdReady>(&*ev)) {
+      RuntimeEvent out;
+      out.kind = RuntimeEvent::Kind::fd_ready;
+      out.watch = fd->id;
+      out.fd = fd->fd;
+      im.events.push_back(std::move(out));
+    }
+  }
+}
+
+TimerId PersonaRuntime::add_timer(SteadyTime when) {
+  TimerId id = impl_->loop.add_timer(when);
+  impl_->driver_timers.insert(id);
+  return id;
+}
+
+void PersonaRuntime::cancel_timer(TimerId id) {
+  // Only the driver's own timers: back-off and pause timers are not its.
+  if (impl_->driver_timers.erase(id)) impl_->loop.cancel_timer(id);
+}
+
+Expected<WatchId> PersonaRuntime::watch_fd(int fd, std::uint32_t events) {
+  DG_TRY(WatchId id, impl_->loop.watch_fd(fd, events));
+  impl_->driver_watches.insert(id);
+  return id;
+}
+
+void PersonaRuntime::unwatch_fd(WatchId id) {
+  if (impl_->driver_watches.erase(id)) impl_->loop.unwatch_fd(id);
+}
+
+size_t PersonaRuntime::outstanding() const {
+  return impl_->launches.size();
+}
+size_t PersonaRuntime::live() const {
+  return impl_->loop.running();
+}
+std::optional<std::chrono::system_clock::time_point> PersonaRuntime::paused_until() const {
+  return impl_->pause_until;
+}
+double PersonaRuntime::total_cost() const {
+  return impl_->total_cost;
+}
+int PersonaRuntime::persona_runs() const {
+  return impl_->runs;
+}
+const RuntimeConfig& PersonaRuntime::config() const {
+  return impl_->cfg;
+}
+const Clock& PersonaRuntime::clock() const {
+  return *impl_->clock;
+}
+
+}  // namespace devgraph::agents

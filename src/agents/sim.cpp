@@ -1,0 +1,332 @@
+#include "agents/sim.h"
+
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <set>
+
+#include "util/fs.h"
+
+namespace devgraph::agents {
+namespace {
+
+const std::set<std::string> kFailModes = {"cli_error",   "malformed", "junk", "hang",
+                                          "usage_limit", "signal",    "flood"};
+
+std::string substitute(std::string s, const std::string& persona, const std::string& task) {
+  const std::pair<std::string, std::string> subs[] = {{"{persona}", persona}, {"{task}", task}};
+  for (const auto& [key, value] : subs) {
+    size_t at = 0;
+    while ((at = s.find(key, at)) != std::string::npos) {
+      s.replace(at, key.size(), value);
+      at += value.size();
+    }
+  }
+  return s;
+}
+
+Json substitute_json(const Json& v, const std::string& persona, const std::string& task) {
+  if (v.is_string()) return substitute(v.get<std::string>(), persona, task);
+  if (v.is_array() || v.is_object()) {
+    Json out = v;
+    for (auto& [key, child] : v.items()) {
+      if (v.is_array())
+        out[std::stoul(key)] = substitute_json(child, persona, task);
+      else
+        out[key] = substitute_json(child, persona, task);
+    }
+    return out;
+  }
+  return v;
+}
+
+Expected<long long> int_field(const Json& rule, const char* key, const std::string& where,
+                              long long fallback, long long min) {
+  if (!rule.contains(key)) return fallback;
+  const Json& v = rule[key];
+  if (!v.is_number_integer() || v.get<long long>() < min)
+    return fail(where + "." + key + ": expected an integer >= " + std::to_string(min));
+  return v.get<long long>();
+}
+
+Expected<SimRule> parse_rule(const Json& r, const std::string& where) {
+  static const std::set<std::string> known = {
+      "task",        "call",   "after_call", "dispatch_contains",
+      "latency_ms",  "files",  "result",     "resume_result",
+      "text",        "fail",   "exit_code",  "reset_after_s",
+      "flood_bytes", "comment"};
+  if (!r.is_object()) return fail(where + ": expected an object");
+  for (auto& [key, v] : r.items()) {
+    (void)v;
+    if (!known.count(key)) return fail(where + "." + key + ": unknown field");
+  }
+  SimRule rule;
+  if (r.contains("task")) {
+    if (!r["task"].is_string()) return fail(where + ".task: expected a string");
+    rule.task = r["task"].get<std::string>();
+  }
+  if (r.contains("call")) {
+    DG_TRY(long long c, int_field(r, "call", where, 1, 1));
+    rule.call = static_cast<int>(c);
+  }
+  if (r.contains("after_call")) {
+    DG_TRY(long long c, int_field(r, "after_call", where, 0, 0));
+    rule.after_call = static_cast<int>(c);
+  }
+  for (const char* key : {"dispatch_contains", "text", "fail"}) {
+    if (!r.contains(key)) continue;
+    if (!r[key].is_string()) return fail(where + "." + key + ": expected a string");
+  }
+  rule.dispatch_contains = r.value("dispatch_contains", "");
+  rule.text = r.value("text", "");
+  rule.fail = r.value("fail", "");
+  if (!rule.fail.empty() && !kFailModes.count(rule.fail))
+    return fail(where + ".fail: unknown failure mode '" + rule.fail +
+                "' (cli_error, malformed, junk, hang, usage_limit, signal, flood)");
+  DG_TRY(rule.latency_ms, int_field(r, "latency_ms", where, 0, 0));
+  DG_TRY(long long code, int_field(r, "exit_code", where, 1, 1));
+  rule.exit_code = static_cast<int>(code);
+  DG_TRY(rule.reset_after_s, int_field(r, "reset_after_s", where, 60, 0));
+  DG_TRY(rule.flood_bytes, int_field(r, "flood_bytes", where, rule.flood_bytes, 0));
+  if (r.contains("result")) {
+    if (!r["result"].is_object()) return fail(where + ".result: expected an object");
+    rule.result = r["result"];
+  }
+  if (r.contains("resume_result")) {
+    if (!r["resume_result"].is_object()) return fail(where + ".resume_result: expected an object");
+    rule.resume_result = r["resume_result"];
+  }
+  if (r.contains("files")) {
+    if (!r["files"].is_array()) return fail(where + ".files: expected a list");
+    size_t i = 0;
+    for (const Json& f : r["files"]) {
+      std::string fw = where + ".files[" + std::to_string(i++) + "]";
+      if (!f.is_object() || !f.contains("path") || !f["path"].is_string() ||
+          !f.contains("content") || !f["content"].is_string())
+        return fail(fw + ": expected {\"path\": string, \"content\": string}");
+      std::string path = f["path"].get<std::string>();
+      if (path.empty() || path[0] == '/' || path == ".." || path.rfind("../", 0) == 0 ||
+          path.find("/../") != std::string::npos ||
+          (path.size() >= 3 && path.compare(path.size() - 3, 3, "/..") == 0))
+        return fail(fw + ".path: must stay inside the worktree (relative, no '..')");
+      rule.files.push_back({path, f["content"].get<std::string>()});
+    }
+  }
+  return rule;
+}
+
+std::string counter_name(const std::string& persona, const std::string& task) {
+  std::string name = persona + "--" + (task.empty() ? "-" : task);
+  for (char& c : name)
+    if (c == '/' || c == '\0') c = '_';
+  return name + ".count";
+}
+
+// The launch number of this persona for this task: counts up on a fresh
+// launch, stays on a resume. Serialized by a lock: personas run at once.
+Expected<int> next_call(const std::string& state_dir, const std::string& persona,
+                        const std::string& task, bool resume) {
+  if (state_dir.empty()) return 1;
+  DG_CHECK(make_directories(state_dir));
+  DG_TRY(FileLock lock, FileLock::acquire(join_path(state_dir, ".lock")));
+  std::string path = join_path(state_dir, counter_name(persona, task));
+  int count = 0;
+  if (auto text = read_file(path); text.ok()) count = std::atoi(text->c_str());
+  if (resume) return count > 0 ? count : 1;
+  ++count;
+  std::ofstream out(path, std::ios::trunc);
+  out << count << "\n";
+  if (!out) return fail("cannot write " + path);
+  return count;
+}
+
+void wait_ms(long long ms) {
+  if (ms <= 0) return;
+  timespec left{static_cast<time_t>(ms / 1000), static_cast<long>((ms % 1000) * 1000000)};
+  // One timed wait; an interrupted wait continues with what is left.
+  while (::nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
+}
+
+Json claude_document(const std::string& text, const std::string& session, bool is_error,
+                     long long latency_ms) {
+  Json doc = Json::object();
+  doc["type"] = "result";
+  doc["subtype"] = is_error ? "error_during_execution" : "success";
+  doc["is_error"] = is_error;
+  doc["duration_ms"] = latency_ms;
+  doc["duration_api_ms"] = latency_ms;
+  doc["num_turns"] = 1;
+  doc["result"] = text;
+  doc["session_id"] = session;
+  doc["total_cost_usd"] = 0.0;
+  doc["usage"] = Json{{"input_tokens", 0}, {"output_tokens", 0}};
+  return doc;
+}
+
+}  // namespace
+
+Expected<SimScenario> SimScenario::parse(const Json& doc, const std::string& origin) {
+  if (!doc.is_object()) return fail(origin + ": a scenario is a JSON object");
+  for (auto& [key, v] : doc.items()) {
+    (void)v;
+    if (key != "default" && key != "personas" && key != "comment")
+      return fail(origin + ": " + key + ": unknown field (default, personas)");
+  }
+  SimScenario s;
+  if (doc.contains("default")) {
+    DG_TRY(s.fallback, parse_rule(doc["default"], origin + ": default"));
+  }
+  if (doc.contains("personas")) {
+    if (!doc["personas"].is_object()) return fail(origin + ": personas: expected an object");
+    for (auto& [persona, rules] : doc["personas"].items()) {
+      std::string where = origin + ": personas." + persona;
+      std::vector<SimRule> list;
+      if (rules.is_object()) {
+        DG_TRY(SimRule r, parse_rule(rules, where));
+        list.push_back(std::move(r));
+      } else if (rules.is_array()) {
+        size_t i = 0;
+        for (const Json& r : rules) {
+          DG_TRY(SimRule rule, parse_rule(r, where + "[" + std::to_string(i++) + "]"));
+          list.push_back(std::move(rule));
+        }
+      } else {
+        return fail(where + ": expected a rule or a list of rules");
+      }
+      s.personas.emplace(persona, std::move(list));
+    }
+  }
+  return s;
+}
+
+Expected<SimScenario> SimScenario::load(const std::string& path) {
+  DG_TRY(std::string text, read_file(path));
+  DG_TRY(Json doc, parse_json(text, path));
+  return parse(doc, path);
+}
+
+const SimRule& SimScenario::match(const std::string& persona, const std::string& task, int call,
+                                  const std::string& prompt) const {
+  auto it = personas.find(persona);
+  if (it != personas.end()) {
+    for (const SimRule& r : it->second) {
+      if (r.task && *r.task != task) continue;
+      if (r.call && *r.call != call) continue;
+      if (r.after_call && call <= *r.after_call) continue;
+      if (!r.dispatch_contains.empty() && prompt.find(r.dispatch_contains) == std::string::npos)
+        continue;
+      return r;
+    }
+  }
+  return fallback;
+}
+
+int run_sim_agent(const SimInvocation& inv, std::ostream& out, std::ostream& err) {
+  auto scenario = SimScenario::load(inv.scenario);
+  if (!scenario) {
+    err << "sim-agent: " << scenario.error().message << "\n";
+    return 2;
+  }
+  auto call = next_call(inv.state_dir, inv.persona, inv.task, !inv.resume.empty());
+  if (!call) {
+    err << "sim-agent: " << call.error().message << "\n";
+    return 2;
+  }
+  std::string prompt;
+  if (!inv.prompt_file.empty()) {
+    auto text = read_file(inv.prompt_file);
+    if (!text) {
+      err << "sim-agent: " << text.error().message << "\n";
+      return 2;
+    }
+    prompt = std::move(*text);
+  }
+  const SimRule& rule = scenario->match(inv.persona, inv.task, *call, prompt);
+  const std::string session = "sim-" + inv.persona + "-" +
+                              (inv.task.empty() ? "bundle" : inv.task) + "-" +
+                              std::to_string(*call);
+  const bool resuming = !inv.resume.empty();
+
+  if (!resuming) {
+    if (rule.fail == "hang") wait_ms(24LL * 3600 * 1000);  // the supervisor's timeout ends it
+    if (rule.fail == "signal") ::kill(::getpid(), SIGKILL);
+  }
+  wait_ms(rule.latency_ms);
+  if (!resuming) {
+    if (rule.fail == "cli_error") {
+      out << dump_py(claude_document("API Error: 500 (simulated failure)", session, true,
+                                     rule.latency_ms))
+          << "\n";
+      err << "sim-agent: simulated CLI failure\n";
+      return rule.exit_code;
+    }
+    if (rule.fail == "usage_limit") {
+      auto reset = std::chrono::system_clock::now() + std::chrono::seconds(rule.reset_after_s);
+      long long epoch =
+          std::chrono::duration_cast<std::chrono::seconds>(reset.time_since_epoch()).count();
+      out << dump_py(claude_document("Claude AI usage limit reached|" + std::to_string(epoch),
+                                     session, true, rule.latency_ms))
+          << "\n";
+      return 1;
+    }
+    if (rule.fail == "junk") {
+      out << "%%% not an answer %%%\n";
+      return 0;
+    }
+  }
+
+  std::vector<std::string> written;
+  if (!resuming) {
+    for (const SimFile& f : rule.files) {
+      std::string path = substitute(f.path, inv.persona, inv.task);
+      Status dir = make_directories(dirname_of(absolute_path(path)));
+      Status ok = dir ? write_file_atomic(path, substitute(f.content, inv.persona, inv.task)) : dir;
+      if (!ok) {
+        err << "sim-agent: " << ok.error().message << "\n";
+        return 1;
+      }
+      written.push_back(path);
+    }
+  }
+  if (!resuming && rule.fail == "flood") {
+    std::string chunk(1 << 16, 'x');
+    chunk.back() = '\n';
+    for (long long left = rule.flood_bytes; left > 0;
+         left -= static_cast<long long>(chunk.size())) {
+      size_t n =
+          static_cast<size_t>(std::min<long long>(left, static_cast<long long>(chunk.size())));
+      err.write(chunk.data(), static_cast<std::streamsize>(n));
+      if (!err) break;
+    }
+    err.flush();
+  }
+
+  Json result;
+  if (resuming && rule.resume_result) {
+    result = *rule.resume_result;
+  } else if (!rule.result.is_null()) {
+    result = rule.result;
+  } else {
+    result = Json{{"status", "DONE"},
+                  {"summary", "{persona} finished (simulated)"},
+                  {"evidence", Json::array()},
+                  {"artifacts", written}};
+  }
+  result = substitute_json(result, inv.persona, inv.task);
+  std::string text = rule.text.empty() ? "" : substitute(rule.text, inv.persona, inv.task) + "\n";
+  if (rule.fail == "malformed" && !(resuming && rule.resume_result)) {
+    text += "The work is finished; no result line this time.";
+  } else {
+    text += "RESULT_JSON: " + dump_py(result);
+  }
+  out << dump_py(claude_document(text, session, false, rule.latency_ms)) << "\n";
+  out.flush();
+  return 0;
+}
+
+}  // namespace devgraph::agents
