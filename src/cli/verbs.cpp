@@ -12,6 +12,7 @@ namespace {
 constexpr Verb kVerbs[] = {
     {"checkpoint", "record run state: init, go, move, event, signal, handoff, resume, show", verb_checkpoint},
     {"validate", "check GRAPH.yaml, a state file, a persona result, or a whole run", verb_validate},
+    {"guard", "placement guard: resolve paths, check worktrees, writes and shell commands", verb_guard},
     {"schedule", "tasks.json checks, runnable tasks, conflicts, critical path, footprint check", verb_schedule},
     {"sim-agent", "the simulated agent CLI behind --agent sim (demo, tests, benchmarks)", verb_sim_agent},
 };
