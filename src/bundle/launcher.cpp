@@ -1,0 +1,68 @@
+#include "bundle/launcher.h"
+
+namespace devgraph::bundle {
+namespace {
+
+class RuntimeLauncher final : public Launcher {
+ public:
+  explicit RuntimeLauncher(std::unique_ptr<agents::PersonaRuntime> rt) : rt_(std::move(rt)) {}
+
+  Expected<std::uint64_t> launch(const agents::LaunchRequest& request) override {
+    return rt_->launch(request);
+  }
+
+  std::optional<LaunchEvent> next() override {
+    using K = agents::RuntimeEvent::Kind;
+    while (true) {
+      auto ev = rt_->next_event();
+      if (!ev) return std::nullopt;
+      LaunchEvent out;
+      out.id = ev->id;
+      out.handle = ev->handle;
+      out.persona = ev->persona;
+      out.task = ev->task;
+      out.attempt = ev->attempt;
+      switch (ev->kind) {
+        case K::launched:
+          out.kind = LaunchEvent::Kind::launched;
+          return out;
+        case K::backoff:
+          out.kind = LaunchEvent::Kind::backoff;
+          out.delay_ms = ev->delay.count();
+          out.detail = ev->detail;
+          return out;
+        case K::completed: {
+          const agents::Completion& c = *ev->completion;
+          out.kind = LaunchEvent::Kind::completed;
+          out.handle = c.handle;
+          out.persona = c.persona;
+          out.task = c.task;
+          out.result = c.result;
+          out.outcome = std::string(agents::outcome_name(c.outcome));
+          out.session_id = c.session_id;
+          out.cost_usd = c.cost_usd;
+          out.duration_ms = c.duration_ms;
+          out.resumed = c.resumed;
+          out.detail = c.error;
+          return out;
+        }
+        default:
+          continue;  // resumes, pauses and timers are the runtime's business
+      }
+    }
+  }
+
+  size_t outstanding() const override { return rt_->outstanding(); }
+  int persona_runs() const override { return rt_->persona_runs(); }
+
+ private:
+  std::unique_ptr<agents::PersonaRuntime> rt_;
+};
+
+}  // namespace
+
+std::unique_ptr<Launcher> runtime_launcher(std::unique_ptr<agents::PersonaRuntime> runtime) {
+  return std::make_unique<RuntimeLauncher>(std::move(runtime));
+}
+
+}  // namespace devgraph::bundle

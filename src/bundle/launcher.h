@@ -1,0 +1,52 @@
+// The driver's view of the persona runtime: launch a persona, wait for the
+// next thing that happens to any launch. A narrow interface of the bundle
+// module's own, so the driver's state machine is tested with a scripted
+// launcher and the production adapter over agents::PersonaRuntime stays a
+// few lines.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "agents/backend.h"
+#include "agents/runtime.h"
+#include "util/expected.h"
+#include "util/json.h"
+
+namespace devgraph::bundle {
+
+struct LaunchEvent {
+  enum class Kind { launched, backoff, completed };
+  Kind kind = Kind::launched;
+  std::uint64_t id = 0;
+  std::string handle;
+  std::string persona;
+  std::optional<std::string> task;
+  int attempt = 1;
+  long long delay_ms = 0;  // backoff
+  std::string detail;      // backoff: the error
+  // completed:
+  Json result;          // always an object with a status
+  std::string outcome;  // "result", "malformed_result", "timeout", ...
+  std::string session_id;
+  double cost_usd = 0.0;
+  long long duration_ms = 0;
+  bool resumed = false;
+};
+
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+  virtual Expected<std::uint64_t> launch(const agents::LaunchRequest& request) = 0;
+  // Blocks until the next event; nullopt when nothing is outstanding.
+  virtual std::optional<LaunchEvent> next() = 0;
+  virtual size_t outstanding() const = 0;
+  virtual int persona_runs() const = 0;
+};
+
+// Adapter over the real persona runtime.
+std::unique_ptr<Launcher> runtime_launcher(std::unique_ptr<agents::PersonaRuntime> runtime);
+
+}  // namespace devgraph::bundle

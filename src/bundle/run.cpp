@@ -1,0 +1,82 @@
+#include "bundle/run.h"
+
+#include "agents/runtime.h"
+#include "bundle/driver.h"
+#include "bundle/launcher.h"
+#include "bundle/words.h"
+#include "contracts/schema.h"
+#include "graph/graph.h"
+#include "proc/command.h"
+#include "skill/skill.h"
+#include "store/run_store.h"
+
+namespace devgraph::bundle {
+namespace {
+
+RunBundleReport usage_report(const std::string& why) {
+  Json r = {{"status", "BLOCKED"},
+            {"summary", why},
+            {"evidence", Json::array()},
+            {"blockers", Json::array({why})},
+            {"human_required", true}};
+  return {kExitUsage, r};
+}
+
+}  // namespace
+
+RunBundleReport run_bundle(const RunBundleRequest& request) {
+  auto kind = agents::parse_backend(request.agent);
+  if (!kind)
+    return usage_report("--agent " + request.agent + ": expected one of " +
+                        agents::backend_choices());
+  auto skill = locate_skill(request.skill);
+  if (!skill) return usage_report(skill.error().message);
+  auto graph = Graph::load(*skill);
+  if (!graph) return usage_report(graph.error().message);
+  auto schema = Schema::load(state_schema_path(*skill));
+  if (!schema) return usage_report(schema.error().message);
+  RunStore store(request.run_dir, *graph, *schema);
+  RealCommandRunner runner;
+
+  DriverOptions opt;
+  opt.run_dir = request.run_dir;
+  opt.bundle = request.bundle;
+  opt.skill_dir = *skill;
+  opt.max_parallel = request.max_parallel;
+  opt.base = request.base;
+  opt.on_log = request.on_log;
+  auto driver = Driver::open(opt, store, *graph, runner);
+  if (!driver) return usage_report(driver.error().message);
+  const BundleContext& ctx = (*driver)->context();
+
+  agents::RuntimeConfig cfg;
+  const HeadlessSettings& h = graph->headless;
+  cfg.backend.kind = *kind;
+  cfg.backend.binary = request.agent_bin;
+  cfg.backend.model = request.model ? request.model : h.model;
+  cfg.backend.permission_mode = h.permission_mode;
+  cfg.backend.max_turns = h.max_turns_per_persona;
+  cfg.backend.allowed_tools = h.allowed_tools;
+  // The project's own test and build programs are allowed too.
+  for (const char* key : {"test", "build"}) {
+    if (!ctx.commands.contains(key) || !ctx.commands[key].is_string()) continue;
+    auto words = split_command(ctx.commands[key].get<std::string>());
+    if (words) cfg.backend.allowed_tools.push_back("Bash(" + words->front() + " *)");
+  }
+  cfg.backend.disallowed_tools = h.disallowed_tools;
+  cfg.backend.sim_scenario = request.sim_scenario;
+  cfg.backend.sim_state_dir = ctx.bundle_dir + "/sim";
+  cfg.bundle = request.bundle;
+  cfg.log_path = ctx.bundle_dir + "/run_bundle.log";
+  cfg.result_schema = result_schema_path(*skill);
+  agents::apply_headless_minutes(cfg, h.persona_timeout_minutes, h.api_retry_minutes);
+  cfg.backoff_base =
+      std::chrono::milliseconds(static_cast<long long>(request.api_backoff_seconds * 1000.0));
+  auto runtime = agents::PersonaRuntime::create(cfg);
+  if (!runtime) return usage_report(runtime.error().message);
+  auto launcher = runtime_launcher(std::move(*runtime));
+  DriverOutcome out = (*driver)->run(*launcher);
+  return {out.exit_code, out.result};
+}
+
+}  // namespace devgraph::bundle

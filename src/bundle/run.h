@@ -1,0 +1,35 @@
+// One call that wires the headless tech lead together: skill, graph, state
+// schema, run store, persona runtime (with the chosen agent backend) and the
+// driver. Shared by `devgraph run-bundle` and `devgraph demo`.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "util/json.h"
+
+namespace devgraph::bundle {
+
+struct RunBundleRequest {
+  std::string run_dir;
+  std::string bundle;
+  std::optional<std::string> skill;  // --skill
+  std::string agent = "claude";      // --agent: a backend name
+  std::string agent_bin;             // --claude-bin (any backend's binary)
+  std::optional<std::string> model;
+  std::optional<int> max_parallel;
+  std::optional<std::string> base;
+  double api_backoff_seconds = 60.0;
+  std::string sim_scenario;  // for --agent sim
+  std::function<void(const Json&)> on_log;
+};
+
+struct RunBundleReport {
+  int exit_code = 0;  // 0 DONE*, 2 BLOCKED/NEEDS_CONTEXT, 3 usage or state error
+  Json result;        // the RESULT_JSON object
+};
+
+RunBundleReport run_bundle(const RunBundleRequest& request);
+
+}  // namespace devgraph::bundle

@@ -1,0 +1,44 @@
+// `devgraph demo`: the README's quick start. Builds a sample repository and
+// drives one bundle to a ready branch with the simulated agent, offline.
+#include <iostream>
+
+#include "agents/backend.h"
+#include "cli/verbs.h"
+#include "demo/demo.h"
+#include "util/args.h"
+
+namespace devgraph {
+
+int verb_demo(const VerbArgs& args) {
+  ArgParser p("devgraph demo");
+  p.description(
+       "Build a sample repository and drive one bundle to a ready branch, offline. "
+       "Everything goes under $AI_ROOT, else a fresh temporary directory.")
+      .option("agent", "agent backend: " + agents::backend_choices() + " (default sim)")
+      .option("claude-bin", "the agent CLI binary")
+      .option("model", "pin every persona to this model")
+      .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
+      .option("latency-ms", "each simulated persona's time (default 300)");
+  auto a = p.parse(args);
+  if (!a) return report_error("demo", a.error());
+  demo::DemoOptions o;
+  o.agent = a->get_or("agent", "sim");
+  if (!agents::parse_backend(o.agent))
+    return report_error("demo",
+                        p.usage_error("argument --agent: invalid choice: '" + o.agent + "'"));
+  o.agent_bin = a->get_or("claude-bin", "");
+  o.model = a->get("model");
+  o.skill = a->get("skill");
+  if (auto l = a->get("latency-ms")) {
+    auto n = parse_int(*l);
+    if (!n || *n < 0)
+      return report_error("demo",
+                          p.usage_error("argument --latency-ms: invalid int value: '" + *l + "'"));
+    o.latency_ms = *n;
+  }
+  auto r = demo::run_demo(o, std::cout);
+  if (!r) return report_error("demo", r.error());
+  return r->exit_code;
+}
+
+}  // namespace devgraph

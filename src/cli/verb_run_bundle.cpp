@@ -1,0 +1,64 @@
+// `devgraph run-bundle RUN_DIR --bundle B ...`: the headless tech lead.
+// Flags and exit codes follow the reference's run_bundle script; the last
+// line on stdout is the RESULT_JSON line the orchestrator reads.
+#include <unistd.h>
+
+#include <iostream>
+
+#include "agents/backend.h"
+#include "bundle/run.h"
+#include "cli/verbs.h"
+#include "util/args.h"
+
+namespace devgraph {
+
+int verb_run_bundle(const VerbArgs& args) {
+  ArgParser p("devgraph run-bundle");
+  p.description("Drive one bundle: plan, tasks, gates, pull request or ready branch.")
+      .positional("run_dir")
+      .option("bundle", "bundle id", true)
+      .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
+      .option("agent", "agent backend: " + agents::backend_choices())
+      .option("claude-bin", "the agent CLI binary (tests pass a fake)")
+      .option("model", "pin every persona to this model")
+      .option("max-parallel", "tasks in flight at once (default: GRAPH.yaml)")
+      .option("poll-seconds", "accepted for compatibility; devgraph waits on events")
+      .option("base", "base ref of the bundle branch")
+      .option("api-backoff-seconds", "first wait after a failing agent CLI; doubles per attempt")
+      .option("sim-scenario", "scenario file for --agent sim");
+  auto a = p.parse(args);
+  if (!a) return report_error("run-bundle", a.error());
+  bundle::RunBundleRequest req;
+  req.run_dir = a->positionals()[0];
+  req.bundle = *a->get("bundle");
+  req.skill = a->get("skill");
+  req.agent = a->get_or("agent", "claude");
+  req.agent_bin = a->get_or("claude-bin", "");
+  req.model = a->get("model");
+  req.base = a->get("base");
+  req.sim_scenario = a->get_or("sim-scenario", "");
+  if (auto mp = a->get("max-parallel")) {
+    auto n = parse_int(*mp);
+    if (!n || *n < 1)
+      return report_error(
+          "run-bundle", p.usage_error("argument --max-parallel: invalid int value: '" + *mp + "'"));
+    req.max_parallel = static_cast<int>(*n);
+  }
+  if (auto b = a->get("api-backoff-seconds")) {
+    try {
+      size_t used = 0;
+      req.api_backoff_seconds = std::stod(*b, &used);
+      if (used != b->size() || req.api_backoff_seconds < 0) throw std::invalid_argument(*b);
+    } catch (const std::exception&) {
+      return report_error(
+          "run-bundle",
+          p.usage_error("argument --api-backoff-seconds: invalid float value: '" + *b + "'"));
+    }
+  }
+  req.on_log = [](const Json& rec) { std::cerr << dump_py(rec) << "\n"; };
+  auto report = bundle::run_bundle(req);
+  std::cout << "RESULT_JSON: " << dump_py(report.result) << std::endl;
+  return report.exit_code;
+}
+
+}  // namespace devgraph
