@@ -5,7 +5,7 @@
 # usage: bench/validate.sh BUILD_DIR REFERENCE_DIR
 #   BUILD_DIR      a build tree holding the devgraph binary
 #   REFERENCE_DIR  the develop-v4 directory (runtime/validate.py, contracts/)
-# Prints hyperfine's markdown tables; BENCHMARKS.md quotes the medians.
+# Prints a markdown table of medians; BENCHMARKS.md quotes it.
 set -euo pipefail
 
 build=${1:?usage: bench/validate.sh BUILD_DIR REFERENCE_DIR}
@@ -44,16 +44,32 @@ for argv in steps:
 EOF
 
 export DEVGRAPH_SKILL=
-hyperfine -N --warmup 3 --export-markdown "$work/graph.md" \
-  -n "devgraph validate graph" "$devgraph validate graph" \
-  -n "validate.py graph" "python3 $ref/runtime/validate.py graph" >/dev/null
-hyperfine -N --warmup 3 --export-markdown "$work/state.md" \
-  -n "devgraph validate state" "$devgraph validate state $state" \
-  -n "validate.py state" "python3 $ref/runtime/validate.py state $state" >/dev/null
-hyperfine -N --warmup 3 --export-markdown "$work/result.md" \
-  -n "devgraph validate result" "$devgraph validate result $work/result.txt" \
-  -n "validate.py result" "python3 $ref/runtime/validate.py result $work/result.txt" >/dev/null
-hyperfine -N --warmup 3 --export-markdown "$work/run.md" \
-  -n "devgraph validate run ($(wc -l <"$work/run/events.jsonl") events)" \
-  "$devgraph validate run $work/run" >/dev/null
-cat "$work/graph.md" "$work/state.md" "$work/result.md" "$work/run.md"
+time_pair() {  # name, devgraph command, reference command (optional)
+  local name=$1; shift
+  local args=(-n "devgraph validate $name" "$1")
+  [ $# -gt 1 ] && args+=(-n "validate.py $name" "$2")
+  hyperfine -N --warmup 3 --runs 15 --export-json "$work/$name.json" "${args[@]}" >/dev/null
+}
+time_pair graph "$devgraph validate graph" "python3 $ref/runtime/validate.py graph"
+time_pair state "$devgraph validate state $state" "python3 $ref/runtime/validate.py state $state"
+time_pair result "$devgraph validate result $work/result.txt" \
+  "python3 $ref/runtime/validate.py result $work/result.txt"
+time_pair run "$devgraph validate run $work/run"
+
+# Medians (hyperfine's markdown export shows means, which the noisy shared
+# machine skews).
+python3 - "$work" "$(wc -l <"$work/run/events.jsonl")" <<'EOF'
+import json, statistics, sys
+work, events = sys.argv[1], sys.argv[2]
+print("| command | median [ms] | reference median [ms] | ratio |")
+print("|:---|---:|---:|---:|")
+for name in ["graph", "state", "result", "run"]:
+    results = json.load(open(f"{work}/{name}.json"))["results"]
+    ours = statistics.median(results[0]["times"]) * 1000
+    label = f"validate {name}" + (f" ({events} events)" if name == "run" else "")
+    if len(results) > 1:
+        theirs = statistics.median(results[1]["times"]) * 1000
+        print(f"| {label} | {ours:.1f} | {theirs:.1f} | {theirs / ours:.0f}x faster |")
+    else:
+        print(f"| {label} | {ours:.1f} | (no reference counterpart) | |")
+EOF

@@ -262,6 +262,21 @@ TEST_F(ValidateRun, LostAndDuplicatedLinesAndAStateThatDisagrees) {
   EXPECT_EQ(lines_of(r.out), want) << r.out;
 }
 
+TEST_F(ValidateRun, StateMustKeepItsContract) {
+  std::string run = copy_of("init");
+  std::string state = test::slurp(run + "/state.json");
+  size_t at = state.find("\"status\": \"running\"");
+  ASSERT_NE(at, std::string::npos);
+  state.replace(at, 19, "\"status\": \"weird\"");
+  test::write_text(run + "/state.json", state);
+  auto r = validate(run);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(
+      r.out,
+      "ERROR: state.json ['status']: 'weird' is not one of ['running', 'handoff', 'complete', "
+      "'human_required']\n");
+}
+
 TEST_F(ValidateRun, MissingOrCorruptFilesAreOneLine) {
   auto none = validate(scratch_ / "no-such-run");
   EXPECT_EQ(none.exit_code, 1);
