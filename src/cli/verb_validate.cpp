@@ -13,7 +13,9 @@
 #include "contracts/schema.h"
 #include "graph/graph.h"
 #include "replay/replay.h"
+#include "skill/personas.h"
 #include "skill/skill.h"
+#include "templates/render.h"
 #include "util/args.h"
 #include "util/fs.h"
 #include "validate/contract_check.h"
@@ -28,12 +30,12 @@ int verdict(const std::vector<std::string>& errors, const std::string& ok) {
   return 0;
 }
 
-// Checks of files that sit beside GRAPH.yaml in the skill directory. The
-// persona files (agents/<name>.md, exactly one per entry of `personas`) are
-// checked here too, by the agents module, once it lands.
+// Checks of files that sit beside GRAPH.yaml in the skill directory: the
+// contracts, the persona files (agents/<name>.md, exactly one per entry of
+// `personas`) and the brief and dispatch templates.
 std::vector<std::string> check_skill_assets(const Graph& graph, const std::string& skill_dir) {
-  std::vector<std::string> errors;
-  (void)graph;
+  std::vector<std::string> errors = check_persona_files(skill_dir, graph);
+  for (auto& e : templates::check_skill_templates(skill_dir)) errors.push_back(std::move(e));
   for (const char* contract :
        {"contracts/run-state.schema.json", "contracts/agent-result.schema.json"})
     if (auto schema = Schema::load(join_path(skill_dir, contract)); !schema)
