@@ -520,13 +520,13 @@ class Analyzer {
           prog == "flock" || prog == "watch") {
         if (prog == "command" || prog == "builtin" || prog == "exec") {
           while (i < argv.size() && argv[i].known && starts_with(argv[i].text, "-")) {
-            if (argv[i].text == "-v" || argv[i].text == "-V") return;  // lookup only
-            if (argv[i].text == "-a") ++i;
-            if (argv[i - (argv[i].text == "-a" ? 1 : 0)].text == "--") {
+            const std::string& t = argv[i].text;
+            if (t == "-v" || t == "-V") return;  // lookup only
+            if (t == "--") {
               ++i;
               break;
             }
-            ++i;
+            i += t == "-a" ? 2 : 1;  // exec -a NAME
           }
         } else if (prog == "chroot") {
           // chroot DIR cmd: the command sees DIR as /; anything it writes
