@@ -14,6 +14,7 @@ constexpr Verb kVerbs[] = {
     {"validate", "check GRAPH.yaml, a state file, a persona result, or a whole run", verb_validate},
     {"guard", "placement guard: resolve paths, check worktrees, writes and shell commands", verb_guard},
     {"schedule", "tasks.json checks, runnable tasks, conflicts, critical path, footprint check", verb_schedule},
+    {"install", "grant devgraph's permissions to an agent CLI (claude, codex, copilot)", verb_install},
     {"sim-agent", "the simulated agent CLI behind --agent sim (demo, tests, benchmarks)", verb_sim_agent},
 };
 
