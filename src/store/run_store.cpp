@@ -11,6 +11,7 @@
 
 #include "store/board.h"
 #include "store/event_log.h"
+#include "store/fast_json.h"
 #include "util/fs.h"
 
 namespace devgraph {
@@ -403,7 +404,7 @@ Expected<Committed> run_transaction(const std::string& run_dir, const Graph& gra
       return fail(state_path + " already exists; refusing to overwrite a run");
   } else {
     DG_TRY(std::string text, read_file(state_path));
-    DG_TRY(txn.state_, parse_json(text, state_path));
+    DG_TRY(txn.state_, parse_json_fast(text, state_path));
     if (!txn.state_.is_object()) return fail(state_path + ": not a JSON object");
     const Json& seq = get(txn.state_, "event_seq");
     std::optional<long long> state_seq;
@@ -447,8 +448,7 @@ Expected<Json> read_run_state(const std::string& run_dir) {
   const std::string path = join_path(absolute_path(run_dir), kStateFile);
   if (!path_exists(path)) return fail(path + ": no such run state");
   DG_TRY(std::string text, read_file(path));
-  DG_TRY(Json state, parse_json(text, path));
-  return state;
+  return parse_json_fast(text, path);
 }
 
 Expected<Committed> RunStore::transact(const std::function<Status(Transaction&)>& mutation) {

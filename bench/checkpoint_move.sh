@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Whole-process timing of `devgraph checkpoint RUN move` against the
+# reference checkpoint.py, on runs holding 10, 100 and 1,000 task cursors.
+# Both tools get byte-identical copies of each run and are timed in the
+# same invocation of this script.
+#
+# usage: bench/checkpoint_move.sh BUILD_DIR REFERENCE_DIR [WORK_PARENT]
+#   BUILD_DIR      a build tree holding the devgraph binary
+#   REFERENCE_DIR  the develop-v4 directory (runtime/checkpoint.py)
+#   WORK_PARENT    where the runs live (default: $TMPDIR or /tmp). Point it
+#                  at a RAM file system to time the software without the
+#                  disk's fsync latency.
+# Prints one line per size: medians (ms) and the ratio; BENCHMARKS.md
+# quotes them.
+set -euo pipefail
+
+build=${1:?usage: bench/checkpoint_move.sh BUILD_DIR REFERENCE_DIR [WORK_PARENT]}
+ref=${2:?usage: bench/checkpoint_move.sh BUILD_DIR REFERENCE_DIR [WORK_PARENT]}
+parent=${3:-${TMPDIR:-/tmp}}
+devgraph="$build/devgraph"
+work=$(mktemp -d "$parent/devgraph-bench-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export HOME="$work"  # the reference may record session metrics under $HOME
+
+for n in 10 100 1000; do
+  base="$work/base-$n/runs/r$n"
+  "$devgraph" checkpoint "$base" init --repo /src/app --default-branch main >/dev/null
+  # Task cursors spread over bundles of ten, as a tech lead leaves them
+  # mid-run; written directly so building the input takes no time.
+  python3 - "$base/state.json" "$n" <<'PY'
+import json, sys
+path, n = sys.argv[1], int(sys.argv[2])
+with open(path, encoding="utf-8") as f:
+    state = json.load(f)
+for b in range((n + 9) // 10):
+    state["bundles_runtime"][f"B{b}"] = {
+        "bundle": f"B{b}", "task": None, "node": "task_scheduler", "previous_node": "plan_bundle",
+        "status": "active", "moves": 2, "updated_at": state["started_at"], "branch": f"dev/b{b}"}
+for i in range(n):
+    state["tasks_runtime"][f"B{i // 10}/T{i}"] = {
+        "bundle": f"B{i // 10}", "task": f"T{i}", "node": "implement", "previous_node": "write_tdd",
+        "status": "active", "moves": 2, "updated_at": state["started_at"], "base_commit": "0" * 40,
+        "agent_handles": {"developer": f"agent-{i}"}}
+with open(path, "w", encoding="utf-8") as f:
+    json.dump(state, f, indent=2)
+    f.write("\n")
+PY
+  mkdir -p "$work/dg-$n/runs" "$work/py-$n/runs"
+  cp -r "$base" "$work/dg-$n/runs/"
+  cp -r "$base" "$work/py-$n/runs/"
+  move=(move --bundle B0 --task T1 --node verify --event IMPLEMENT_DONE)
+  py_runs=10
+  [ "$n" -ge 1000 ] && py_runs=5
+  hyperfine -N --warmup 3 --runs 60 --export-json "$work/dg-$n.json" \
+    "$devgraph checkpoint $work/dg-$n/runs/r$n ${move[*]}" >/dev/null
+  hyperfine -N --warmup 1 --runs "$py_runs" --export-json "$work/py-$n.json" \
+    "python3 $ref/runtime/checkpoint.py $work/py-$n/runs/r$n ${move[*]}" >/dev/null
+  python3 - "$n" "$work/dg-$n.json" "$work/py-$n.json" "$(stat -c %s "$base/state.json")" <<'PY'
+import json, sys
+n, dg, py, size = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+d = json.load(open(dg))["results"][0]
+p = json.load(open(py))["results"][0]
+print(f"tasks={n:>5} state={size / 1024:7.1f} KiB  devgraph p50={d['median'] * 1e3:7.2f} ms "
+      f"(min {d['min'] * 1e3:.2f})  checkpoint.py p50={p['median'] * 1e3:8.1f} ms  "
+      f"ratio={p['median'] / d['median']:6.1f}x")
+PY
+done
