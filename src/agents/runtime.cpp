@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <iostream>
 #include <random>
 #include <unordered_map>
@@ -187,7 +188,13 @@ struct PersonaRuntime::Impl {
     std::string dir = cfg.prompt_dir;
     DG_CHECK(make_directories(dir));
     l.prompt.file = join_path(dir, l.handle + suffix + ".prompt.md");
-    return write_file_atomic(l.prompt.file, text);
+    // A prompt file only has to outlive the child that reads it, so it is
+    // written plainly: an fsync per launch would dominate the launch cost.
+    std::ofstream out(l.prompt.file, std::ios::trunc | std::ios::binary);
+    out << text;
+    out.close();
+    if (!out) return fail("cannot write prompt file " + l.prompt.file);
+    return {};
   }
 
   // Starts (or restarts) the child of a launch. A launch that cannot start

@@ -12,21 +12,21 @@ namespace devgraph {
 int verb_sim_agent(const VerbArgs& args) {
   ArgParser p("devgraph sim-agent");
   p.description("Play one persona launch from a scenario file (the simulated agent backend).")
-      .option("--scenario", "the scenario file (JSON)", true)
-      .option("--persona", "the persona being simulated", true)
-      .option("--task", "the task id, when the launch has one")
-      .option("--state", "directory for the per-persona launch counters")
-      .option("--prompt-file", "the prompt, for dispatch_contains rules")
-      .option("--resume", "answer a resume call for this session id");
+      .option("scenario", "the scenario file (JSON)", true)
+      .option("persona", "the persona being simulated", true)
+      .option("task", "the task id, when the launch has one")
+      .option("state", "directory for the per-persona launch counters")
+      .option("prompt-file", "the prompt, for dispatch_contains rules")
+      .option("resume", "answer a resume call for this session id");
   auto parsed = p.parse(args);
   if (!parsed) return report_error("sim-agent", parsed.error());
   agents::SimInvocation inv;
-  inv.scenario = *parsed->get("--scenario");
-  inv.persona = *parsed->get("--persona");
-  inv.task = parsed->get_or("--task", "");
-  inv.state_dir = parsed->get_or("--state", "");
-  inv.prompt_file = parsed->get_or("--prompt-file", "");
-  inv.resume = parsed->get_or("--resume", "");
+  inv.scenario = *parsed->get("scenario");
+  inv.persona = *parsed->get("persona");
+  inv.task = parsed->get_or("task", "");
+  inv.state_dir = parsed->get_or("state", "");
+  inv.prompt_file = parsed->get_or("prompt-file", "");
+  inv.resume = parsed->get_or("resume", "");
   return agents::run_sim_agent(inv, std::cout, std::cerr);
 }
 

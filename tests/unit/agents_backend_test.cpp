@@ -1,0 +1,240 @@
+#include "agents/backend.h"
+
+#include <gtest/gtest.h>
+
+namespace devgraph::agents {
+namespace {
+
+using SysTime = std::chrono::system_clock::time_point;
+const SysTime kNow{std::chrono::seconds(1'750'000'000)};
+
+LaunchRequest request() {
+  return {"developer", "T1", "Task T1 of bundle b1. Brief: x.", "/wt", "/run", "/skill"};
+}
+
+TEST(Backend, ClaudeArgvMatchesTheReference) {
+  BackendOptions o;
+  o.binary = "/bin/fake-claude";
+  o.permission_mode = "acceptEdits";
+  o.max_turns = 80;
+  o.allowed_tools = {"Read", "Bash(make *)"};
+  o.disallowed_tools = {"Bash(git push *)"};
+  o.model = "opus";
+  auto b = make_backend(o);
+  ASSERT_TRUE(b.ok());
+  PromptRef p{build_prompt(request()), ""};
+  std::vector<std::string> want = {"/bin/fake-claude",
+                                   "-p",
+                                   p.text,
+                                   "--output-format",
+                                   "json",
+                                   "--permission-mode",
+                                   "acceptEdits",
+                                   "--max-turns",
+                                   "80",
+                                   "--add-dir",
+                                   "/run",
+                                   "--allowedTools",
+                                   "Read",
+                                   "Bash(make *)",
+                                   "--disallowedTools",
+                                   "Bash(git push *)",
+                                   "--model",
+                                   "opus"};
+  EXPECT_EQ((*b)->launch_argv(request(), p), want);
+  PromptRef rp{resume_prompt(), ""};
+  std::vector<std::string> resume = {
+      "/bin/fake-claude", "-p",   rp.text,       "--resume", "sess-1",
+      "--output-format",  "json", "--max-turns", "2"};
+  EXPECT_EQ((*b)->resume_argv(request(), "sess-1", rp), resume);
+}
+
+TEST(Backend, PromptNamesThePersonaFileFirstAndTheTask) {
+  std::string p = build_prompt(request());
+  EXPECT_EQ(p.find("/skill/agents/developer.md"), p.find('/'));
+  EXPECT_NE(p.find("Task T1"), std::string::npos);
+  EXPECT_NE(p.find("RESULT_JSON:"), std::string::npos);
+}
+
+TEST(Backend, ClaudeBinaryFromTheEnvironment) {
+  ::setenv("DEVELOP_CLAUDE_BIN", "/opt/fake", 1);
+  auto b = make_backend({});
+  ::unsetenv("DEVELOP_CLAUDE_BIN");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ((*b)->launch_argv(request(), {"p", ""})[0], "/opt/fake");
+}
+
+TEST(Backend, ClaudeOutputIsParsed) {
+  auto b = make_backend({});
+  ASSERT_TRUE(b.ok());
+  AgentOutput o = (*b)->parse(
+      0, 0,
+      R"({"type":"result","subtype":"success","is_error":false,"result":"x\nRESULT_JSON: {}","session_id":"s1","total_cost_usd":0.5,"duration_api_ms":1200,"usage":{"input_tokens":9}})",
+      "", kNow);
+  EXPECT_FALSE(o.failed);
+  EXPECT_EQ(o.final_text, "x\nRESULT_JSON: {}");
+  EXPECT_EQ(o.session_id, "s1");
+  EXPECT_DOUBLE_EQ(o.cost_usd, 0.5);
+  EXPECT_EQ(o.duration_ms, 1200);
+  EXPECT_EQ(o.usage["input_tokens"], 9);
+
+  o = (*b)->parse(0, 0, R"({"subtype":"error_max_turns","is_error":false,"result":"cut"})", "",
+                  kNow);
+  EXPECT_TRUE(o.failed) << "an error subtype is a CLI failure";
+  o = (*b)->parse(0, 0, R"({"is_error":true,"result":"API Error"})", "", kNow);
+  EXPECT_TRUE(o.failed);
+  o = (*b)->parse(2, 0, "not json", "boom", kNow);
+  EXPECT_TRUE(o.failed);
+  EXPECT_EQ(o.final_text, "not json");
+  EXPECT_NE(o.error.find("exit 2"), std::string::npos);
+  EXPECT_NE(o.error.find("boom"), std::string::npos);
+  o = (*b)->parse(0, 0, R"({"result":"t","structured_output":{"status":"DONE"}})", "", kNow);
+  ASSERT_TRUE(o.structured.has_value());
+  EXPECT_EQ((*o.structured)["status"], "DONE");
+}
+
+TEST(Backend, CodexArgvAndJsonlEvents) {
+  BackendOptions opt;
+  opt.kind = BackendKind::codex;
+  opt.model = "gpt-5";
+  auto b = make_backend(opt);
+  ASSERT_TRUE(b.ok());
+  auto argv = (*b)->launch_argv(request(), {"PROMPT", ""});
+  std::vector<std::string> want = {
+      "codex", "exec", "--json",    "--sandbox", "workspace-write", "--skip-git-repo-check",
+      "--cd",  "/wt",  "--add-dir", "/run",      "--model",         "gpt-5",
+      "PROMPT"};
+  EXPECT_EQ(argv, want);
+  std::vector<std::string> resume = {"codex",  "exec", "--json", "--skip-git-repo-check",
+                                     "resume", "th_1", "R"};
+  EXPECT_EQ((*b)->resume_argv(request(), "th_1", {"R", ""}), resume);
+  AgentOutput o = (*b)->parse(
+      0, 0,
+      "{\"type\":\"thread.started\",\"thread_id\":\"th_1\"}\n"
+      "{\"type\":\"item.completed\",\"item\":{\"type\":\"reasoning\",\"text\":\"hmm\"}}\n"
+      "{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\",\"text\":\"RESULT_JSON: "
+      "{}\"}}\n"
+      "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":5,\"output_tokens\":2}}\n",
+      "", kNow);
+  EXPECT_FALSE(o.failed);
+  EXPECT_EQ(o.session_id, "th_1");
+  EXPECT_EQ(o.final_text, "RESULT_JSON: {}");
+  EXPECT_EQ(o.usage["output_tokens"], 2);
+  o = (*b)->parse(1, 0,
+                  "{\"type\":\"turn.failed\",\"error\":{\"message\":\"You've hit your usage limit. "
+                  "Try again in 2 hours 5 minutes.\"}}\n",
+                  "", kNow);
+  EXPECT_TRUE(o.failed);
+  ASSERT_TRUE(o.limit.has_value());
+  ASSERT_TRUE(o.limit->resets_at.has_value());
+  EXPECT_EQ(*o.limit->resets_at - kNow, std::chrono::minutes(125));
+}
+
+TEST(Backend, GeminiArgvAndJson) {
+  BackendOptions opt;
+  opt.kind = BackendKind::gemini;
+  auto b = make_backend(opt);
+  ASSERT_TRUE(b.ok());
+  std::vector<std::string> want = {"gemini",    "-p",
+                                   "P",         "--output-format",
+                                   "json",      "--approval-mode",
+                                   "auto_edit", "--include-directories",
+                                   "/run"};
+  EXPECT_EQ((*b)->launch_argv(request(), {"P", ""}), want);
+  AgentOutput o =
+      (*b)->parse(0, 0, R"({"response":"RESULT_JSON: {}","stats":{"models":{}}})", "", kNow);
+  EXPECT_FALSE(o.failed);
+  EXPECT_EQ(o.final_text, "RESULT_JSON: {}");
+  o = (*b)->parse(
+      1, 0,
+      R"({"error":{"type":"ApiError","message":"Quota exceeded for quota metric. Please retry in 37.5s.","code":429}})",
+      "", kNow);
+  EXPECT_TRUE(o.failed);
+  ASSERT_TRUE(o.limit.has_value());
+  EXPECT_EQ(*o.limit->resets_at - kNow, std::chrono::milliseconds(37500));
+}
+
+TEST(Backend, CommandTemplate) {
+  BackendOptions opt;
+  opt.kind = BackendKind::command;
+  opt.model = "m1";
+  opt.command_template = {"my-agent",   "--prompt={prompt_file}", "--cwd",
+                          "{worktree}", "{persona}/{task}",       "{model}"};
+  auto b = make_backend(opt);
+  ASSERT_TRUE(b.ok());
+  std::vector<std::string> want = {"my-agent", "--prompt=/tmp/p.md", "--cwd",
+                                   "/wt",      "developer/T1",       "m1"};
+  EXPECT_EQ((*b)->launch_argv(request(), {"text", "/tmp/p.md"}), want);
+  EXPECT_FALSE((*b)->can_resume());
+  AgentOutput o = (*b)->parse(0, 0, "chatter\nRESULT_JSON: {}\n", "", kNow);
+  EXPECT_EQ(o.final_text, "chatter\nRESULT_JSON: {}\n");
+  EXPECT_FALSE(o.failed);
+
+  opt.command_template = {"my-agent"};
+  auto bad = make_backend(opt);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("{prompt_file}"), std::string::npos);
+  opt.command_template.clear();
+  EXPECT_FALSE(make_backend(opt).ok());
+  BackendOptions sim;
+  sim.kind = BackendKind::sim;
+  EXPECT_FALSE(make_backend(sim).ok()) << "sim needs a scenario";
+}
+
+TEST(Backend, ProviderLimitsAndResetTimes) {
+  auto l =
+      detect_provider_limit(BackendKind::claude, "Claude AI usage limit reached|1750003600", kNow);
+  ASSERT_TRUE(l && l->resets_at);
+  EXPECT_EQ(*l->resets_at - kNow, std::chrono::hours(1));
+  l = detect_provider_limit(BackendKind::codex, "stream error: 429 Too Many Requests", kNow);
+  ASSERT_TRUE(l);
+  EXPECT_FALSE(l->resets_at.has_value());
+  l = detect_provider_limit(BackendKind::claude, "You've hit your limit \xC2\xB7 resets 3pm", kNow);
+  ASSERT_TRUE(l && l->resets_at);
+  EXPECT_GT(*l->resets_at, kNow);
+  EXPECT_LE(*l->resets_at - kNow, std::chrono::hours(25));
+  l = detect_provider_limit(BackendKind::codex,
+                            "Rate limit reached for gpt-5. Please try again in 20s.", kNow);
+  ASSERT_TRUE(l && l->resets_at);
+  EXPECT_EQ(*l->resets_at - kNow, std::chrono::seconds(20));
+  EXPECT_FALSE(detect_provider_limit(BackendKind::claude, "API Error: 500 internal", kNow));
+  EXPECT_FALSE(detect_provider_limit(BackendKind::claude, "tests failed: 3 of 10", kNow));
+}
+
+TEST(Backend, ChildEnvironmentKeepsSecretsOut) {
+  std::vector<std::string> parent = {"PATH=/bin",
+                                     "HOME=/root",
+                                     "GH_TOKEN=t",
+                                     "GITHUB_TOKEN=t",
+                                     "ANTHROPIC_API_KEY=a",
+                                     "OPENAI_API_KEY=o",
+                                     "GEMINI_API_KEY=g",
+                                     "MY_DB_PASSWORD=p",
+                                     "OTHER=x",
+                                     "DEVGRAPH_SECRET_ENV=MY_DB_PASSWORD, OTHER"};
+  auto names = [](const std::vector<std::string>& env) {
+    std::set<std::string> s;
+    for (const auto& e : env) s.insert(e.substr(0, e.find('=')));
+    return s;
+  };
+  EXPECT_EQ(names(child_environment(BackendKind::claude, parent)),
+            (std::set<std::string>{"PATH", "HOME", "ANTHROPIC_API_KEY"}));
+  EXPECT_EQ(names(child_environment(BackendKind::codex, parent)),
+            (std::set<std::string>{"PATH", "HOME", "OPENAI_API_KEY"}));
+  EXPECT_EQ(names(child_environment(BackendKind::gemini, parent)),
+            (std::set<std::string>{"PATH", "HOME", "GEMINI_API_KEY"}));
+  EXPECT_EQ(names(child_environment(BackendKind::sim, parent)),
+            (std::set<std::string>{"PATH", "HOME"}));
+  EXPECT_EQ(names(child_environment(BackendKind::command, parent)),
+            (std::set<std::string>{"PATH", "HOME", "ANTHROPIC_API_KEY", "OPENAI_API_KEY",
+                                   "GEMINI_API_KEY"}));
+}
+
+TEST(Backend, CommandPrefixTools) {
+  EXPECT_EQ(command_prefix_tools("  pytest -q tests", "make"),
+            (std::vector<std::string>{"Bash(pytest *)", "Bash(make *)"}));
+  EXPECT_TRUE(command_prefix_tools("", " ").empty());
+}
+
+}  // namespace
+}  // namespace devgraph::agents

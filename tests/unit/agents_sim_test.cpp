@@ -1,0 +1,196 @@
+// The simulated agent: scenario parsing, rule matching, and whole launches
+// through the persona runtime with the real devgraph binary as the child.
+#include "agents/sim.h"
+
+#include <gtest/gtest.h>
+
+#include "agents/runtime.h"
+#include "contracts/schema.h"
+#include "support/test_util.h"
+
+namespace devgraph::agents {
+namespace {
+
+using namespace std::chrono_literals;
+
+Json doc(const char* text) {
+  return Json::parse(text);
+}
+
+TEST(SimScenario, RulesMatchInOrderWithTheDefaultLast) {
+  auto s = SimScenario::parse(doc(R"({
+    "default": {"latency_ms": 5},
+    "personas": {
+      "code-reviewer": [
+        {"call": 1, "result": {"status": "DONE_WITH_CONCERNS", "summary": "fix", "evidence": []}},
+        {"result": {"status": "DONE", "summary": "ok", "evidence": []}}
+      ],
+      "developer": [
+        {"task": "T2", "latency_ms": 1},
+        {"dispatch_contains": "repair", "latency_ms": 2},
+        {"after_call": 1, "latency_ms": 3}
+      ]
+    }})"),
+                              "s.json");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->match("code-reviewer", "", 1, "").result["summary"], "fix");
+  EXPECT_EQ(s->match("code-reviewer", "", 2, "").result["summary"], "ok");
+  EXPECT_EQ(s->match("developer", "T2", 1, "").latency_ms, 1);
+  EXPECT_EQ(s->match("developer", "T1", 1, "a repair dispatch").latency_ms, 2);
+  EXPECT_EQ(s->match("developer", "T1", 2, "").latency_ms, 3);
+  EXPECT_EQ(s->match("developer", "T1", 1, "").latency_ms, 5);
+  EXPECT_EQ(s->match("planner", "", 1, "").latency_ms, 5);
+}
+
+TEST(SimScenario, BadScenariosNameTheField) {
+  struct Case {
+    const char* text;
+    const char* says;
+  } cases[] = {
+      {R"([])", "JSON object"},
+      {R"({"personaz": {}})", "personaz"},
+      {R"({"personas": {"dev": [{"latency": 5}]}})", "personas.dev[0].latency: unknown field"},
+      {R"({"personas": {"dev": {"fail": "explode"}}})", "explode"},
+      {R"({"personas": {"dev": {"files": [{"path": "../x", "content": ""}]}}})",
+       "inside the worktree"},
+      {R"({"personas": {"dev": {"files": [{"path": "/etc/x", "content": ""}]}}})",
+       "inside the worktree"},
+      {R"({"personas": {"dev": {"call": 0}}})", "call"},
+      {R"({"default": {"result": "DONE"}})", "default.result"},
+  };
+  for (const auto& c : cases) {
+    auto s = SimScenario::parse(doc(c.text), "s.json");
+    ASSERT_FALSE(s.ok()) << c.text;
+    EXPECT_NE(s.error().message.find(c.says), std::string::npos) << s.error().message;
+  }
+}
+
+class SimRuntime : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    worktree = scratch / "wt";
+    ASSERT_TRUE(make_directories(worktree).ok());
+    cfg.backend.kind = BackendKind::sim;
+    cfg.backend.binary = DEVGRAPH_BIN;
+    cfg.backend.sim_scenario = scratch / "scenario.json";
+    cfg.bundle = "b1";
+    cfg.log_path = scratch / "run/bundles/b1/run_bundle.log";
+    cfg.result_schema = result_schema_path(test::source_dir() + "/skill");
+    cfg.backoff_base = 10ms;
+    cfg.backoff_cap = 10ms;
+    cfg.retry_budget = 1s;
+  }
+  std::unique_ptr<PersonaRuntime> make(const std::string& scenario) {
+    test::write_text(cfg.backend.sim_scenario, scenario);
+    auto rt = PersonaRuntime::create(cfg);
+    if (!rt) ADD_FAILURE() << rt.error().message;
+    return rt ? std::move(rt).value() : nullptr;
+  }
+  LaunchRequest req(const std::string& persona, std::optional<std::string> task,
+                    const std::string& dispatch = "") {
+    return {persona,  std::move(task), dispatch,
+            worktree, scratch / "run", test::source_dir() + "/skill"};
+  }
+  Completion run_one(PersonaRuntime& rt, LaunchRequest r) {
+    EXPECT_TRUE(rt.launch(std::move(r)).ok());
+    Completion last;
+    while (auto ev = rt.next_event())
+      if (ev->completion) last = *ev->completion;
+    return last;
+  }
+
+  test::Scratch scratch;
+  std::string worktree;
+  RuntimeConfig cfg;
+};
+
+TEST_F(SimRuntime, WritesFilesAndAnswersPerCall) {
+  auto rt = make(R"({
+    "personas": {
+      "tdd-writer": {"latency_ms": 20, "files": [{"path": "tests/test_{task}.py", "content": "assert add(1, 2) == 3  # {task}\n"}],
+                     "result": {"status": "DONE", "summary": "RED for {task}", "evidence": ["1 failing"], "artifacts": ["tests/test_{task}.py"]}},
+      "code-reviewer": [
+        {"call": 1, "result": {"status": "DONE_WITH_CONCERNS", "summary": "one finding", "evidence": [], "findings": [{"file": "add.py", "issue": "no docstring"}]}},
+        {"result": {"status": "DONE", "summary": "approved", "evidence": []}}
+      ]
+    }})");
+  ASSERT_TRUE(rt);
+  Completion c = run_one(*rt, req("tdd-writer", "T1"));
+  ASSERT_EQ(c.outcome, Outcome::result) << c.error;
+  EXPECT_EQ(c.result["summary"], "RED for T1");
+  EXPECT_EQ(c.result["artifacts"], Json::array({"tests/test_T1.py"}));
+  EXPECT_EQ(test::slurp(worktree + "/tests/test_T1.py"), "assert add(1, 2) == 3  # T1\n");
+  EXPECT_EQ(c.session_id, "sim-tdd-writer-T1-1");
+  EXPECT_GE(c.elapsed, 20ms);
+
+  c = run_one(*rt, req("code-reviewer", std::nullopt));
+  EXPECT_EQ(c.result["status"], "DONE_WITH_CONCERNS");
+  EXPECT_EQ(c.result["findings"].size(), 1u);
+  c = run_one(*rt, req("code-reviewer", std::nullopt));
+  EXPECT_EQ(c.result["status"], "DONE");
+  EXPECT_EQ(c.result["summary"], "approved");
+}
+
+TEST_F(SimRuntime, FailureModesTakeTheRealPaths) {
+  auto rt = make(R"({
+    "personas": {
+      "developer": [
+        {"task": "T1", "call": 1, "fail": "cli_error"},
+        {"task": "T2", "fail": "malformed", "resume_result": {"status": "DONE", "summary": "late line", "evidence": []}},
+        {"task": "T3", "fail": "junk"},
+        {"task": "T4", "fail": "hang"},
+        {"task": "T5", "call": 1, "fail": "flood", "flood_bytes": 4000000}
+      ]
+    }})");
+  ASSERT_TRUE(rt);
+  Completion c = run_one(*rt, req("developer", "T1"));
+  EXPECT_EQ(c.outcome, Outcome::result) << c.error;
+  EXPECT_EQ(c.attempts, 2);
+  c = run_one(*rt, req("developer", "T2"));
+  EXPECT_EQ(c.outcome, Outcome::result) << c.error;
+  EXPECT_TRUE(c.resumed);
+  EXPECT_EQ(c.result["summary"], "late line");
+  c = run_one(*rt, req("developer", "T3"));
+  EXPECT_EQ(c.outcome, Outcome::malformed_result);
+  c = run_one(*rt, req("developer", "T5"));
+  EXPECT_EQ(c.outcome, Outcome::result) << c.error;
+  rt.reset();
+  cfg.persona_timeout = 300ms;
+  cfg.kill_grace = 100ms;
+  rt = make(test::slurp(cfg.backend.sim_scenario));
+  c = run_one(*rt, req("developer", "T4"));
+  EXPECT_EQ(c.outcome, Outcome::timeout);
+}
+
+TEST_F(SimRuntime, UsageLimitFromTheSimPausesTheBackend) {
+  cfg.max_pause = 1h;
+  auto rt =
+      make(R"({"personas": {"tester": [{"call": 1, "fail": "usage_limit", "reset_after_s": 1}]}})");
+  ASSERT_TRUE(rt);
+  ASSERT_TRUE(rt->launch(req("tester", "T1")).ok());
+  bool paused = false;
+  Completion last;
+  while (auto ev = rt->next_event()) {
+    if (ev->kind == RuntimeEvent::Kind::paused) paused = true;
+    if (ev->completion) last = *ev->completion;
+  }
+  EXPECT_TRUE(paused);
+  EXPECT_EQ(last.outcome, Outcome::result);
+  EXPECT_EQ(last.attempts, 1);
+}
+
+TEST_F(SimRuntime, ABadScenarioIsRefusedUpFront) {
+  test::write_text(cfg.backend.sim_scenario, R"({"personas": {"dev": {"fail": "explode"}}})");
+  auto rt = PersonaRuntime::create(cfg);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_NE(rt.error().message.find("explode"), std::string::npos);
+}
+
+TEST(SimAgentVerb, UsageErrorsExitTwo) {
+  auto r = test::run_devgraph({"sim-agent", "--persona", "developer"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--scenario"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace devgraph::agents
