@@ -1,8 +1,10 @@
 #include "bundle/driver.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -99,6 +101,23 @@ std::string plan_section(const std::string& plan, const std::string& id) {
   return "";
 }
 
+// Crash injection for the resume tests: DEVGRAPH_BUNDLE_CRASH_AT=LABEL:N
+// makes the driver SIGKILL itself the Nth time it reaches LABEL ("move",
+// "moved", "commit", "committed", "launch", "push", "pr"). Unset in
+// production; it costs one getenv per process.
+void crash_point(const char* label) {
+  static const std::string spec = [] {
+    const char* v = std::getenv("DEVGRAPH_BUNDLE_CRASH_AT");
+    return std::string(v ? v : "");
+  }();
+  if (spec.empty()) return;
+  static std::map<std::string, int> hits;
+  auto colon = spec.find(':');
+  if (spec.substr(0, colon) != label) return;
+  int want = colon == std::string::npos ? 1 : std::atoi(spec.c_str() + colon + 1);
+  if (++hits[label] == want) ::kill(::getpid(), SIGKILL);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -186,7 +205,10 @@ struct Driver::Impl {
     req.merge = merge.is_null() ? Json::object() : std::move(merge);
     req.detail = detail.is_null() ? Json::object() : std::move(detail);
     req.plan_path = std::move(plan_path);
-    return adopt(store.move(req));
+    crash_point("move");
+    auto st = adopt(store.move(req));
+    crash_point("moved");
+    return st;
   }
 
   Status event(const std::string& type, Json detail) {
@@ -202,7 +224,12 @@ struct Driver::Impl {
     Json rec = {{"handle", ev.handle}, {"persona", ev.persona}, {"cost_usd", ev.cost_usd}};
     (void)append_durable(ctx.bundle_dir + "/ledger.jsonl", dump_py(rec) + "\n");
   }
+  // Rounded to 1/10000 of a dollar, as the reference records it.
   std::pair<double, int> ledger_sum() const {
+    auto [c, n] = ledger_raw();
+    return {static_cast<double>(std::llround(c * 10000.0)) / 10000.0, n};
+  }
+  std::pair<double, int> ledger_raw() const {
     auto text = read_file(ctx.bundle_dir + "/ledger.jsonl");
     double cost = 0;
     int runs = 0;
@@ -359,6 +386,7 @@ struct Driver::Impl {
     req.worktree = ctx.worktree;
     req.run_dir = opt.run_dir;
     req.skill_dir = opt.skill_dir;
+    crash_point("launch");
     DG_TRY(auto id, launcher->launch(req));
     live[id] = LiveLaunch{persona, std::move(task), node, moves, dispatch};
     return id;
@@ -442,7 +470,10 @@ struct Driver::Impl {
     DG_TRY(auto staged, git->staged());
     if (staged.empty()) return std::string();
     git::CommitRequest req{clip(subject, 72), body, {{trailer_key, trailer_value}}};
-    return git->commit(req);
+    crash_point("commit");
+    auto c = git->commit(req);
+    crash_point("committed");
+    return c;
   }
 
   // Commits the dirty files a persona reports under `artifacts`.
@@ -1055,6 +1086,7 @@ struct Driver::Impl {
       if (!remote || *remote != head) {
         DG_CHECK(
             event("NOTE", Json{{"topic", "push_intent"}, {"bundle", opt.bundle}, {"head", head}}));
+        crash_point("push");
         DG_CHECK(git->push("origin", ctx.branch));
       }
       DG_TRY(auto found, existing_pr());
@@ -1074,6 +1106,7 @@ struct Driver::Impl {
         DG_CHECK(write_file_atomic(body_path, join(lines, "\n")));
         DG_CHECK(
             event("NOTE", Json{{"topic", "pr_intent"}, {"bundle", opt.bundle}, {"head", head}}));
+        crash_point("pr");
         DG_TRY(auto r, gh({"pr", "create", "--base", ctx.default_branch, "--head", ctx.branch,
                            "--title", clip("feat(" + opt.bundle + "): " + bundle_title(), 72),
                            "--body-file", body_path}));

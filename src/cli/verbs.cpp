@@ -16,6 +16,8 @@ constexpr Verb kVerbs[] = {
     {"schedule", "tasks.json checks, runnable tasks, conflicts, critical path, footprint check", verb_schedule},
     {"install", "grant devgraph's permissions to an agent CLI (claude, codex, copilot)", verb_install},
     {"sim-agent", "the simulated agent CLI behind --agent sim (demo, tests, benchmarks)", verb_sim_agent},
+    {"run-bundle", "drive one bundle: plan, tasks, gates, pull request or ready branch", verb_run_bundle},
+    {"demo", "build a sample repository and drive one bundle to a ready branch, offline", verb_demo},
 };
 
 void print_usage(std::FILE* out) {
