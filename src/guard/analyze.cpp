@@ -771,6 +771,17 @@ class Analyzer {
 
     if (prog == "git") return git(argv, ctx, env, more_args);
 
+    if (prog == "export" || prog == "declare" || prog == "typeset" || prog == "local" ||
+        prog == "readonly") {
+      for (size_t k = 1; k < argv.size(); ++k) {
+        if (!argv[k].known) continue;
+        size_t eq = argv[k].text.find('=');
+        if (eq == std::string::npos || eq == 0 || argv[k].text[0] == '-') continue;
+        ctx.vars[argv[k].text.substr(0, eq)] = Value{argv[k].text.substr(eq + 1), true};
+      }
+      return;
+    }
+
     // Programs whose positional arguments are all written.
     if (prog == "rm" || prog == "rmdir" || prog == "touch" || prog == "mkdir" || prog == "unlink" ||
         prog == "shred" || prog == "mkfifo" || prog == "mknod" || prog == "tee" ||
