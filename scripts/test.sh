@@ -19,3 +19,17 @@ if [ "${DEVGRAPH_SKIP_SANITIZERS:-0}" != 1 ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan -j"$jobs" --output-on-failure --timeout 900
 fi
+
+# A short libFuzzer run of the guard's shell parser when clang is present
+# (DEVGRAPH_SKIP_FUZZ=1 skips it; DEVGRAPH_FUZZ_SECONDS sets the length).
+if [ "${DEVGRAPH_SKIP_FUZZ:-0}" != 1 ] && command -v clang++ >/dev/null 2>&1; then
+  echo "== fuzz: guard shell parser (build-fuzz/)"
+  cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DDEVGRAPH_FUZZ=ON \
+    -DDEVGRAPH_TESTS=OFF >/dev/null
+  cmake --build build-fuzz -j"$jobs" --target guard_shell_fuzz
+  fuzz_work=$(mktemp -d)
+  cp fuzz/corpus/shell/* "$fuzz_work"/
+  build-fuzz/fuzz/guard_shell_fuzz -max_total_time="${DEVGRAPH_FUZZ_SECONDS:-60}" -timeout=5 \
+    -max_len=2048 -artifact_prefix="$fuzz_work/" "$fuzz_work"
+  rm -rf "$fuzz_work"
+fi
