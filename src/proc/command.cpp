@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "proc/spawn.h"
+
 extern char** environ;
 
 namespace devgraph {
@@ -76,27 +78,13 @@ Expected<CommandResult> RealCommandRunner::run(const CommandSpec& spec) {
   if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, spec.cwd.c_str());
 
   posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  sigaddset(&defaults, SIGTERM);
-  sigaddset(&defaults, SIGINT);
-  sigset_t empty;
-  sigemptyset(&empty);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setsigmask(&attr, &empty);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  init_child_spawn_attr(&attr);
 
   std::vector<std::string> env = merged_environment(spec.env);
   std::vector<char*> envp;
   for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
-  std::vector<char*> argv;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
+  std::vector<char*> argv = c_argv(spec.argv);
 
   pid_t pid = -1;
   int rc = ::posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), envp.data());

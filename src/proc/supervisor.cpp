@@ -13,6 +13,8 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "proc/spawn.h"
+
 namespace devgraph {
 namespace {
 
@@ -286,20 +288,9 @@ Expected<ChildId> ChildLoop::spawn(const ChildSpec& spec) {
   posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
   if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, spec.cwd.c_str());
   posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults, empty;
-  sigemptyset(&defaults);
-  for (int s : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&defaults, s);
-  sigemptyset(&empty);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setsigmask(&attr, &empty);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  init_child_spawn_attr(&attr);
 
-  std::vector<char*> argv;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
+  std::vector<char*> argv = c_argv(spec.argv);
   std::vector<char*> envp;
   for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
