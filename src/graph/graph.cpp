@@ -1,46 +1,14 @@
 #include "graph/graph.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <set>
 
+#include "graph/yaml_doc.h"
 #include "util/args.h"
 #include "util/fs.h"
 
 namespace devgraph {
 namespace {
-
-// YAML -> JSON. Plain scalars become integers, booleans or null when they
-// read as such; quoted scalars (tag "!") stay strings.
-Json to_json(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map: {
-      Json obj = Json::object();
-      for (const auto& kv : n) obj[kv.first.as<std::string>()] = to_json(kv.second);
-      return obj;
-    }
-    case YAML::NodeType::Sequence: {
-      Json arr = Json::array();
-      for (const auto& item : n) arr.push_back(to_json(item));
-      return arr;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string& s = n.Scalar();
-      if (n.Tag() == "!") return s;
-      if (s == "true" || s == "True") return true;
-      if (s == "false" || s == "False") return false;
-      if (s == "null" || s == "~") return nullptr;
-      if (auto i = parse_int(s); i && s.find_first_not_of("+-0123456789") == std::string::npos)
-        return *i;
-      return s;
-    }
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return nullptr;
-  }
-  return nullptr;
-}
 
 struct Reader {
   std::string origin;
@@ -176,10 +144,10 @@ Expected<Graph> Graph::load(const std::string& skill_dir) {
 Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin) {
   Reader r{std::string(origin)};
   Json doc;
-  try {
-    doc = to_json(YAML::Load(std::string(yaml_text)));
-  } catch (const YAML::Exception& e) {
-    return fail(std::string(origin) + ": not valid YAML: " + e.what());
+  if (auto embedded = embedded_graph_document(yaml_text)) {
+    doc = std::move(*embedded);
+  } else {
+    DG_TRY(doc, parse_yaml_document(yaml_text, origin));
   }
   if (!doc.is_object()) return r.bad("the document", "a mapping");
 

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "graph/yaml_doc.h"
 #include "support/test_util.h"
+#include "util/fs.h"
+#include "util/json.h"
 
 namespace devgraph {
 namespace {
@@ -104,6 +107,39 @@ legacy_nodes: {work: start, old: gone}
   EXPECT_TRUE(has("legacy_nodes: old maps to unknown node gone"));
   EXPECT_TRUE(has("capacity.thresholds.red.turn: below the yellow tier"));
   EXPECT_TRUE(has("capacity.actions: no action for tier red"));
+}
+
+// The compiled-in document (yaml_doc.h) must mean exactly what parsing the
+// shipped file means, and must never be used for any other text.
+TEST(Graph, EmbeddedDocumentMatchesTheParsedShippedGraph) {
+  auto text = read_file(test::source_dir() + "/skill/GRAPH.yaml");
+  ASSERT_TRUE(text) << text.error().message;
+  auto embedded = embedded_graph_document(*text);
+  ASSERT_TRUE(embedded.has_value()) << "the build did not embed skill/GRAPH.yaml";
+  auto parsed = parse_yaml_document(*text, "GRAPH.yaml");
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(*embedded, *parsed);
+  EXPECT_EQ(dump_py(*embedded, 2), dump_py(*parsed, 2));
+
+  std::string edited = *text + "\n# one more comment\n";
+  EXPECT_FALSE(embedded_graph_document(edited).has_value());
+  std::string same_size = *text;
+  same_size[same_size.size() - 2] ^= 1;
+  EXPECT_FALSE(embedded_graph_document(same_size).has_value());
+  EXPECT_FALSE(embedded_graph_document("").has_value());
+}
+
+TEST(Graph, AnEditedGraphIsParsedNotTakenFromTheEmbeddedCopy) {
+  auto text = read_file(test::source_dir() + "/skill/GRAPH.yaml");
+  ASSERT_TRUE(text);
+  std::string edited = *text;
+  const std::string from = "max_parallel_bundles: 3";
+  auto at = edited.find(from);
+  ASSERT_NE(at, std::string::npos);
+  edited.replace(at, from.size(), "max_parallel_bundles: 5");
+  auto g = Graph::parse(edited, "GRAPH.yaml");
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(g->concurrency.max_parallel_bundles, 5);
 }
 
 }  // namespace
