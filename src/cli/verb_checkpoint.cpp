@@ -139,6 +139,9 @@ int verb_checkpoint(const VerbArgs& args) {
   if (!schema) return report_error(kVerb, schema.error());
 
   RunStore store(run_dir, *graph, *schema);
+  // One command, one change: nothing here keeps the returned state, so the
+  // cursor maps can stay unparsed.
+  store.defer_cursor_maps(true);
 
   if (cmd == "init") {
     auto merge = json_flag(*a, "merge");

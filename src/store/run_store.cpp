@@ -10,6 +10,7 @@
 #include <set>
 
 #include "store/board.h"
+#include "store/deferred_state.h"
 #include "store/event_log.h"
 #include "store/fast_json.h"
 #include "util/fs.h"
@@ -186,7 +187,20 @@ class Txn final : public Transaction {
                 " is not in the vocabulary; use one of: " + join(names, ", "));
   }
 
+  // The record map[key] (map is tasks_runtime or bundles_runtime), or
+  // nullptr when there is none. With deferred cursor maps the record is
+  // parsed here on first use; code that reads a record goes through this.
+  Expected<Json*> cursor(const char* map, const std::string& key) {
+    if (deferred_ && deferred_->defers(map)) return deferred_->record(state_, map, key);
+    auto it = state_.find(map);
+    if (it == state_.end() || !it->is_object()) return static_cast<Json*>(nullptr);
+    auto rec = it->find(key);
+    return rec == it->end() ? nullptr : &*rec;
+  }
+
   Json state_;
+  // Set when the cursor maps were left unparsed (see deferred_state.h).
+  std::optional<DeferredState> deferred_;
   std::vector<Json> events_;
   // Cursor records this transaction changed ("tasks_runtime" -> keys);
   // the schema check covers them plus everything outside the cursor maps.
@@ -294,11 +308,8 @@ Status attach_handle(Txn& txn, const Json& detail) {
   const char* map = has_task ? kTasksRuntime : kBundlesRuntime;
   std::string key = has_task ? bundle.get<std::string>() + "/" + task.get<std::string>()
                              : bundle.get<std::string>();
-  Json& state = txn.state_;
-  auto cursors = state.find(map);
-  if (cursors == state.end() || !cursors->is_object()) return {};
-  auto rec = cursors->find(key);
-  if (rec == cursors->end()) return {};
+  DG_TRY(Json * rec, txn.cursor(map, key));
+  if (rec == nullptr) return {};
   if (!rec->is_object())
     return fail(std::string("state.json: ") + map + "[" + py_repr(key) + "] is not an object");
   const std::string persona = detail["persona"].get<std::string>();
@@ -383,7 +394,13 @@ Json merged_detail(Json base, const Json& user) {
   return base;
 }
 
-enum class Mode { kCreate, kUpdate };
+// kUpdateDeferred leaves the cursor maps unparsed (deferred_state.h): for
+// changes that reach cursors only through Txn::cursor().
+enum class Mode { kCreate, kUpdate, kUpdateDeferred };
+
+Mode update_mode(bool defer_cursors) {
+  return defer_cursors ? Mode::kUpdateDeferred : Mode::kUpdate;
+}
 
 // One transaction: lock, load + repair, mutate, validate, append, save.
 Expected<Committed> run_transaction(const std::string& run_dir, const Graph& graph,
@@ -404,7 +421,15 @@ Expected<Committed> run_transaction(const std::string& run_dir, const Graph& gra
       return fail(state_path + " already exists; refusing to overwrite a run");
   } else {
     DG_TRY(std::string text, read_file(state_path));
-    DG_TRY(txn.state_, parse_json_fast(text, state_path));
+    std::optional<DeferredState::Opened> opened;
+    if (mode == Mode::kUpdateDeferred)
+      opened = DeferredState::open(text, {kTasksRuntime, kBundlesRuntime});
+    if (opened) {
+      txn.state_ = std::move(opened->state);
+      txn.deferred_ = std::move(opened->index);
+    } else {
+      DG_TRY(txn.state_, parse_json_fast(text, state_path));
+    }
     if (!txn.state_.is_object()) return fail(state_path + ": not a JSON object");
     const Json& seq = get(txn.state_, "event_seq");
     std::optional<long long> state_seq;
@@ -426,7 +451,8 @@ Expected<Committed> run_transaction(const std::string& run_dir, const Graph& gra
     for (const auto& ev : txn.events_) lines += event_line(ev);
     DG_CHECK(append_durable(events_path, lines));
   }
-  DG_CHECK(write_file_atomic(state_path, dump_py(txn.state_, 2) + "\n"));
+  DG_CHECK(write_file_atomic(
+      state_path, txn.deferred_ ? txn.deferred_->dump(txn.state_) : dump_py(txn.state_, 2) + "\n"));
   return Committed{std::move(txn.state_), std::move(txn.events_)};
 }
 
@@ -529,40 +555,44 @@ Expected<Committed> RunStore::go(const GoRequest& req) {
   const Graph& g = *graph_;
   DG_CHECK(require_object(req.merge, "merge"));
   DG_CHECK(require_object(req.detail, "detail"));
-  return run_transaction(run_dir_, g, *schema_, *clock_, Mode::kUpdate, [&](Txn& txn) -> Status {
-    txn.validate_everything_ = false;
-    DG_CHECK(apply_event_common(g, txn, req.event, req.detail, req.merge));
-    Json& s = txn.state_;
-    std::vector<std::string> lanes;
-    if (const GraphLane* l = g.lane_of(g.entrypoint)) lanes.push_back(l->name);
-    lanes.push_back(shared_lane(g));
-    if (get(s, "mode") == "clean")
-      if (const GraphLane* l = g.lane_of(g.clean_entrypoint)) lanes.push_back(l->name);
-    DG_CHECK(require_node_in_lanes(g, req.node, lanes, "orchestrator"));
-    Json from = get(s, "node");
-    Json base = Json::object();
-    base["from"] = from;
-    base["to"] = req.node;
-    Json detail = merged_detail(std::move(base), req.detail);
-    DG_CHECK(append_completed(s, from));
-    s["previous_node"] = from;
-    s["node"] = req.node;
-    DG_CHECK(bump_metric(s, "nodes_executed"));
-    DG_CHECK(bump_metric(s, "transitions"));
-    if (is_terminal(g, s["node"])) s["status"] = req.node;
-    return txn.append_event(req.event, std::move(detail));
-  });
+  return run_transaction(run_dir_, g, *schema_, *clock_, update_mode(defer_cursors_),
+                         [&](Txn& txn) -> Status {
+                           txn.validate_everything_ = false;
+                           DG_CHECK(apply_event_common(g, txn, req.event, req.detail, req.merge));
+                           Json& s = txn.state_;
+                           std::vector<std::string> lanes;
+                           if (const GraphLane* l = g.lane_of(g.entrypoint))
+                             lanes.push_back(l->name);
+                           lanes.push_back(shared_lane(g));
+                           if (get(s, "mode") == "clean")
+                             if (const GraphLane* l = g.lane_of(g.clean_entrypoint))
+                               lanes.push_back(l->name);
+                           DG_CHECK(require_node_in_lanes(g, req.node, lanes, "orchestrator"));
+                           Json from = get(s, "node");
+                           Json base = Json::object();
+                           base["from"] = from;
+                           base["to"] = req.node;
+                           Json detail = merged_detail(std::move(base), req.detail);
+                           DG_CHECK(append_completed(s, from));
+                           s["previous_node"] = from;
+                           s["node"] = req.node;
+                           DG_CHECK(bump_metric(s, "nodes_executed"));
+                           DG_CHECK(bump_metric(s, "transitions"));
+                           if (is_terminal(g, s["node"])) s["status"] = req.node;
+                           return txn.append_event(req.event, std::move(detail));
+                         });
 }
 
 Expected<Committed> RunStore::event(const EventRequest& req) {
   const Graph& g = *graph_;
   DG_CHECK(require_object(req.merge, "merge"));
   DG_CHECK(require_object(req.detail, "detail"));
-  return run_transaction(run_dir_, g, *schema_, *clock_, Mode::kUpdate, [&](Txn& txn) -> Status {
-    txn.validate_everything_ = false;
-    DG_CHECK(apply_event_common(g, txn, req.event, req.detail, req.merge));
-    return txn.append_event(req.event, req.detail.is_null() ? Json::object() : req.detail);
-  });
+  return run_transaction(
+      run_dir_, g, *schema_, *clock_, update_mode(defer_cursors_), [&](Txn& txn) -> Status {
+        txn.validate_everything_ = false;
+        DG_CHECK(apply_event_common(g, txn, req.event, req.detail, req.merge));
+        return txn.append_event(req.event, req.detail.is_null() ? Json::object() : req.detail);
+      });
 }
 
 namespace {
@@ -607,13 +637,10 @@ Expected<long long> register_plan(Txn& txn, const std::string& bundle, const std
     b["tasks"] = std::move(entries);
     bundles.push_back(std::move(b));
   }
-  auto rt = s.find(kBundlesRuntime);
-  if (rt != s.end() && rt->is_object()) {
-    auto cursor = rt->find(bundle);
-    if (cursor != rt->end() && cursor->is_object()) {
-      (*cursor)["task_count"] = count;
-      txn.touched_[kBundlesRuntime].insert(bundle);
-    }
+  DG_TRY(Json * cursor, txn.cursor(kBundlesRuntime, bundle));
+  if (cursor != nullptr && cursor->is_object()) {
+    (*cursor)["task_count"] = count;
+    txn.touched_[kBundlesRuntime].insert(bundle);
   }
   return count;
 }
@@ -625,71 +652,74 @@ Expected<Committed> RunStore::move(const MoveRequest& req) {
   DG_CHECK(require_object(req.merge, "merge"));
   DG_CHECK(require_object(req.detail, "detail"));
   const bool is_task = req.task.has_value();
-  return run_transaction(run_dir_, g, *schema_, *clock_, Mode::kUpdate, [&](Txn& txn) -> Status {
-    txn.validate_everything_ = false;
-    DG_CHECK(txn.require_event_type(req.event));
-    if (req.event == kDispatchEvent) {
-      DG_CHECK(require_dispatch_detail(g, req.detail, txn.state_));
-      DG_CHECK(attach_handle(txn, req.detail));
-    }
-    DG_CHECK(require_id(req.bundle, "bundle"));
-    DG_CHECK(require_id(req.task, "task"));
-    const char* lane_name = is_task ? kTaskLane : kBundleLane;
-    DG_CHECK(require_node_in_lanes(g, req.node, {lane_name, shared_lane(g)}, lane_name));
-    const GraphLane* lane = g.lane(lane_name);
+  return run_transaction(
+      run_dir_, g, *schema_, *clock_, update_mode(defer_cursors_), [&](Txn& txn) -> Status {
+        txn.validate_everything_ = false;
+        DG_CHECK(txn.require_event_type(req.event));
+        if (req.event == kDispatchEvent) {
+          DG_CHECK(require_dispatch_detail(g, req.detail, txn.state_));
+          DG_CHECK(attach_handle(txn, req.detail));
+        }
+        DG_CHECK(require_id(req.bundle, "bundle"));
+        DG_CHECK(require_id(req.task, "task"));
+        const char* lane_name = is_task ? kTaskLane : kBundleLane;
+        DG_CHECK(require_node_in_lanes(g, req.node, {lane_name, shared_lane(g)}, lane_name));
+        const GraphLane* lane = g.lane(lane_name);
 
-    Json& s = txn.state_;
-    const char* map = is_task ? kTasksRuntime : kBundlesRuntime;
-    DG_TRY(Json * cursors, object_at(s, map, "state.json"));
-    const std::string key = cursor_key(req.bundle, req.task);
-    if (!cursors->contains(key)) {
-      Json rec = Json::object();
-      rec["bundle"] = req.bundle;
-      rec["task"] = is_task ? Json(*req.task) : Json(nullptr);
-      rec["node"] = nullptr;
-      rec["previous_node"] = nullptr;
-      rec["status"] = kCursorActive;
-      rec["moves"] = 0;
-      (*cursors)[key] = std::move(rec);
-    }
-    Json& rec = (*cursors)[key];
-    if (!rec.is_object())
-      return fail(std::string("state.json: ") + map + "[" + py_repr(key) + "] is not an object");
-    Json previous = get(rec, "node");
-    rec["previous_node"] = previous;
-    rec["node"] = req.node;
-    rec["moves"] = int_or(get(rec, "moves"), 0) + 1;
-    const GraphNode* target = g.node(req.node);
-    bool completes = lane != nullptr && req.node == lane->complete_at &&
-                     std::find(lane->complete_on.begin(), lane->complete_on.end(), req.event) !=
-                         lane->complete_on.end();
-    if (target != nullptr && target->type == kCursorInterruptType) {
-      rec["status"] = kCursorWaiting;
-    } else if (completes) {
-      rec["status"] = kCursorComplete;
-    } else {
-      rec["status"] = kCursorActive;
-    }
-    rec["updated_at"] = txn.now();
-    if (!req.merge.is_null()) DG_CHECK(deep_merge(rec, req.merge));
-    txn.touched_[map].insert(key);
-    DG_CHECK(bump_metric(s, "nodes_executed"));
-    DG_CHECK(bump_metric(s, "transitions"));
+        Json& s = txn.state_;
+        const char* map = is_task ? kTasksRuntime : kBundlesRuntime;
+        DG_TRY(Json * cursors, object_at(s, map, "state.json"));
+        const std::string key = cursor_key(req.bundle, req.task);
+        DG_TRY(Json * existing, txn.cursor(map, key));
+        if (existing == nullptr) {
+          Json rec = Json::object();
+          rec["bundle"] = req.bundle;
+          rec["task"] = is_task ? Json(*req.task) : Json(nullptr);
+          rec["node"] = nullptr;
+          rec["previous_node"] = nullptr;
+          rec["status"] = kCursorActive;
+          rec["moves"] = 0;
+          (*cursors)[key] = std::move(rec);
+        }
+        Json& rec = (*cursors)[key];
+        if (!rec.is_object())
+          return fail(std::string("state.json: ") + map + "[" + py_repr(key) +
+                      "] is not an object");
+        Json previous = get(rec, "node");
+        rec["previous_node"] = previous;
+        rec["node"] = req.node;
+        rec["moves"] = int_or(get(rec, "moves"), 0) + 1;
+        const GraphNode* target = g.node(req.node);
+        bool completes = lane != nullptr && req.node == lane->complete_at &&
+                         std::find(lane->complete_on.begin(), lane->complete_on.end(), req.event) !=
+                             lane->complete_on.end();
+        if (target != nullptr && target->type == kCursorInterruptType) {
+          rec["status"] = kCursorWaiting;
+        } else if (completes) {
+          rec["status"] = kCursorComplete;
+        } else {
+          rec["status"] = kCursorActive;
+        }
+        rec["updated_at"] = txn.now();
+        if (!req.merge.is_null()) DG_CHECK(deep_merge(rec, req.merge));
+        txn.touched_[map].insert(key);
+        DG_CHECK(bump_metric(s, "nodes_executed"));
+        DG_CHECK(bump_metric(s, "transitions"));
 
-    Json base = Json::object();
-    base["bundle"] = req.bundle;
-    base["lane_from"] = previous;
-    base["lane_to"] = req.node;
-    base["cursor"] = key;
-    if (is_task) base["task"] = *req.task;
-    if (get(rec, "status") == kCursorComplete) base["cursor_complete"] = true;
-    Json detail = merged_detail(std::move(base), req.detail);
-    if (req.plan_path) {
-      DG_TRY(long long n, register_plan(txn, req.bundle, *req.plan_path));
-      detail["plan_tasks"] = n;
-    }
-    return txn.append_event(req.event, std::move(detail));
-  });
+        Json base = Json::object();
+        base["bundle"] = req.bundle;
+        base["lane_from"] = previous;
+        base["lane_to"] = req.node;
+        base["cursor"] = key;
+        if (is_task) base["task"] = *req.task;
+        if (get(rec, "status") == kCursorComplete) base["cursor_complete"] = true;
+        Json detail = merged_detail(std::move(base), req.detail);
+        if (req.plan_path) {
+          DG_TRY(long long n, register_plan(txn, req.bundle, *req.plan_path));
+          detail["plan_tasks"] = n;
+        }
+        return txn.append_event(req.event, std::move(detail));
+      });
 }
 
 Expected<SignalOutcome> RunStore::signal(const SignalRequest& req) {
@@ -703,17 +733,17 @@ Expected<SignalOutcome> RunStore::signal(const SignalRequest& req) {
   }
   if (req.count < 0) return fail("--count must be zero or positive");
   Json report;
-  auto committed =
-      run_transaction(run_dir_, g, *schema_, *clock_, Mode::kUpdate, [&](Txn& txn) -> Status {
+  auto committed = run_transaction(
+      run_dir_, g, *schema_, *clock_, update_mode(defer_cursors_), [&](Txn& txn) -> Status {
         txn.validate_everything_ = false;
         Json& s = txn.state_;
         Json* holder = &s;
         if (req.bundle) {
-          auto rt = s.find(kBundlesRuntime);
-          if (rt == s.end() || !rt->is_object() || !rt->contains(*req.bundle))
+          DG_TRY(Json * rec, txn.cursor(kBundlesRuntime, *req.bundle));
+          if (rec == nullptr)
             return fail("bundle " + py_repr(*req.bundle) +
                         " has no cursor yet; move it before signalling for it");
-          holder = &(*rt)[*req.bundle];
+          holder = rec;
           if (!holder->is_object())
             return fail("state.json: bundles_runtime[" + py_repr(*req.bundle) +
                         "] is not an object");

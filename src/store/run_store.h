@@ -140,6 +140,13 @@ class RunStore {
            const Clock& clock = system_clock());
 
   const std::string& run_dir() const { return run_dir_; }
+
+  // Leave the cursor maps unparsed in go, event, move and signal (see
+  // store/deferred_state.h), so their cost does not grow with the number
+  // of cursors. The Committed::state those calls return then holds only
+  // the cursor records the call read or changed; callers that keep the
+  // returned state as their view of the run must leave this off.
+  void defer_cursor_maps(bool on) { defer_cursors_ = on; }
   std::string run_id() const;  // the run directory's base name
 
   // The current state.json, parsed; no lock (see contracts).
@@ -170,6 +177,7 @@ class RunStore {
   const Graph* graph_;
   const Schema* schema_;
   const Clock* clock_;
+  bool defer_cursors_ = false;
 };
 
 // Parses a --merge/--detail value: empty text means {}; anything but a JSON

@@ -154,6 +154,10 @@ void dump_value(std::string& out, const Json& v, int indent, int depth) {
 
 }  // namespace
 
+void append_py(std::string& out, const Json& value, int indent, int depth) {
+  dump_value(out, value, indent, depth);
+}
+
 std::string dump_py(const Json& value, int indent) {
   std::string out;
   dump_value(out, value, indent, 0);

@@ -22,6 +22,11 @@ using Json = nlohmann::ordered_json;
 // indent < 0: one line. indent >= 0: pretty-printed with that many spaces.
 std::string dump_py(const Json& value, int indent = -1);
 
+// dump_py() of `value` appended to `out` as if it stood `depth` levels deep
+// in an indented document: nested lines are indented by indent*(depth+1).
+// For writers that splice values into text they lay out themselves.
+void append_py(std::string& out, const Json& value, int indent, int depth);
+
 // Parses `text`; on failure the error names `what` (a file or a flag) and
 // says where the text is broken.
 Expected<Json> parse_json(std::string_view text, std::string_view what);

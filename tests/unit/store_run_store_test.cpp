@@ -462,6 +462,111 @@ TEST_F(StoreTest, DamagedStateIsAnErrorNotACrash) {
   EXPECT_FALSE(path_exists(scratch_ / "runs/none"));
 }
 
+// Leaving the cursor maps unparsed (deferred_state.h) must not change a
+// single byte of what any operation writes, nor any refusal.
+TEST(StoreDeferred, EveryOperationWritesTheSameBytesWithAndWithoutDeferral) {
+  test::Scratch scratch;
+  FixedClock clock;
+  const std::string full_dir = scratch / "full/runs/r1";
+  const std::string lazy_dir = scratch / "lazy/runs/r1";
+  RunStore full(full_dir, graph(), schema(), clock);
+  RunStore lazy(lazy_dir, graph(), schema(), clock);
+  lazy.defer_cursor_maps(true);
+  ASSERT_TRUE(full.init({"/repo", "main", Json()}).ok());
+  ASSERT_TRUE(lazy.init({"/repo", "main", Json()}).ok());
+  test::write_text(scratch / "tasks.json",
+                   R"({"tasks": [{"id": "T1", "files": ["a.c"]}, {"id": "T2"}]})");
+
+  auto files = [](const std::string& dir) {
+    return test::slurp(join_path(dir, kStateFile)) + "\n--\n" +
+           test::slurp(join_path(dir, kEventsFile));
+  };
+  auto same = [&](const auto& op, const std::string& what) {
+    auto a = op(full);
+    auto b = op(lazy);
+    ASSERT_EQ(a.ok(), b.ok()) << what;
+    if (!a.ok()) {
+      EXPECT_EQ(a.error().message, b.error().message) << what;
+    }
+    EXPECT_EQ(files(full_dir), files(lazy_dir)) << what;
+  };
+  auto move = [](std::string bundle, std::optional<std::string> task, std::string node,
+                 std::string event, Json merge = Json(), Json detail = Json()) {
+    return [=](RunStore& st) {
+      MoveRequest m;
+      m.bundle = bundle;
+      m.task = task;
+      m.node = node;
+      m.event = event;
+      m.merge = merge;
+      m.detail = detail;
+      return st.move(m);
+    };
+  };
+  for (int b = 0; b < 3; ++b) {
+    const std::string bundle = "B" + std::to_string(b);
+    same(move(bundle, std::nullopt, "plan_bundle", "BUNDLE_STARTED"), "bundle start");
+    for (int t = 0; t < 4; ++t)
+      same(move(bundle, "T" + std::to_string(t), "write_tdd", "TASK_STARTED",
+                Json{{"base_commit", "abc"}, {"+notes", Json::array({"n"})}}),
+           "task start");
+  }
+  same(
+      [&](RunStore& st) {
+        MoveRequest m;
+        m.bundle = "B1";
+        m.node = "task_scheduler";
+        m.event = "PLAN_DONE";
+        m.plan_path = scratch / "tasks.json";
+        return st.move(m);
+      },
+      "plan registration");
+  same(move("B1", "T2", "implement", "TESTS_WRITTEN", Json{{"nested", Json{{"a", 1}}}}),
+       "move with merge");
+  same(move("B1", "T2", "implement", "NOT_AN_EVENT"), "refused event");
+  same(move("B1", "T2", "final_review", "TESTS_WRITTEN"), "node outside the lane");
+  same(move("B1", "T9", "write_tdd", "TASK_STARTED"), "new cursor among deferred ones");
+  same(
+      [](RunStore& st) {
+        return st.event({"PERSONA_DISPATCHED",
+                         Json{{"persona", "developer"},
+                              {"agent_handle", "dev-1"},
+                              {"bundle", "B2"},
+                              {"task", "T3"}},
+                         Json()});
+      },
+      "dispatch attaches a handle to a deferred record");
+  same(
+      [](RunStore& st) {
+        return st.event({"PERSONA_DISPATCHED",
+                         Json{{"persona", "tech-lead"}, {"agent_handle", "tl"}, {"bundle", "B0"}},
+                         Json{{"+concerns", Json::array({"c"})}}});
+      },
+      "tech lead handle and a state merge");
+  same([](RunStore& st) { return st.go({"discover", "SCAN_DONE", Json(), Json()}); }, "go");
+  for (int i = 0; i < 3; ++i)
+    same(
+        [](RunStore& st) {
+          SignalRequest sig;
+          sig.type = "tool_call";
+          sig.count = 400;
+          sig.bundle = "B1";
+          auto out = st.signal(sig);
+          return out.ok() ? Expected<Committed>(out->committed) : Expected<Committed>(out.error());
+        },
+        "bundle signal");
+  same(
+      [](RunStore& st) {
+        SignalRequest sig;
+        sig.type = "tool_call";
+        sig.bundle = "B7";
+        auto out = st.signal(sig);
+        return out.ok() ? Expected<Committed>(out->committed) : Expected<Committed>(out.error());
+      },
+      "signal for a bundle without a cursor");
+  same(move("B0", "T0", "verify", "IMPLEMENT_DONE", Json{{"tasks_runtime", 1}}), "odd merge key");
+}
+
 TEST(FastJson, SameValuesAndKeyOrderAsTheGeneralParser) {
   for (
       const char* text :

@@ -1,0 +1,282 @@
+#include "store/deferred_state.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "store/fast_json.h"
+
+namespace devgraph {
+namespace {
+
+constexpr size_t kBad = std::string::npos;
+
+bool is_ws(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+// The bytes that open or close a string, object or array.
+constexpr auto kStructural = [] {
+  std::array<bool, 256> table{};
+  for (unsigned char c : std::string_view("\"{}[]")) table[c] = true;
+  return table;
+}();
+
+// A structural scanner: it finds where values end without building them.
+// It checks what splicing depends on (strings end, brackets balance); the
+// parser checks the rest of every byte it is given.
+class Scanner {
+ public:
+  explicit Scanner(std::string_view t) : t_(t) {}
+
+  size_t skip_ws(size_t i) const {
+    while (i < t_.size() && is_ws(t_[i])) ++i;
+    return i;
+  }
+  // i at an opening quote; returns the index after the closing one.
+  size_t skip_string(size_t i) const {
+    ++i;
+    while (i < t_.size()) {
+      // Most of a state file is string bodies; find the next quote or
+      // backslash a block at a time.
+      const void* q = std::memchr(t_.data() + i, '"', t_.size() - i);
+      if (q == nullptr) return kBad;
+      size_t quote = static_cast<const char*>(q) - t_.data();
+      const void* b = std::memchr(t_.data() + i, '\\', quote - i);
+      if (b == nullptr) return quote + 1;
+      i = static_cast<size_t>(static_cast<const char*>(b) - t_.data()) + 2;
+    }
+    return kBad;
+  }
+  size_t skip_value(size_t i) const {
+    if (i >= t_.size()) return kBad;
+    char c = t_[i];
+    if (c == '"') return skip_string(i);
+    if (c == '{' || c == '[') {
+      std::string closers;
+      while (i < t_.size()) {
+        // Jump over the bytes that cannot change the nesting.
+        while (i < t_.size() && !kStructural[static_cast<unsigned char>(t_[i])]) ++i;
+        if (i >= t_.size()) break;
+        c = t_[i];
+        if (c == '"') {
+          i = skip_string(i);
+          if (i == kBad) return kBad;
+          continue;
+        }
+        if (c == '{') closers.push_back('}');
+        if (c == '[') closers.push_back(']');
+        if (c == '}' || c == ']') {
+          if (closers.empty() || closers.back() != c) return kBad;
+          closers.pop_back();
+          if (closers.empty()) return i + 1;
+        }
+        ++i;
+      }
+      return kBad;
+    }
+    size_t start = i;
+    while (i < t_.size() && !is_ws(t_[i]) && t_[i] != ',' && t_[i] != '}' && t_[i] != ']') ++i;
+    return i == start ? kBad : i;
+  }
+  bool at(size_t i, char c) const { return i < t_.size() && t_[i] == c; }
+  bool preceded_by(size_t i, std::string_view s) const {
+    return i >= s.size() && t_.substr(i - s.size(), s.size()) == s;
+  }
+
+ private:
+  std::string_view t_;
+};
+
+std::optional<std::string> decode_key(std::string_view quoted) {
+  std::string_view body = quoted.substr(1, quoted.size() - 2);
+  if (body.find('\\') == std::string_view::npos) return std::string(body);
+  auto decoded = parse_json_fast(quoted, "key");
+  if (!decoded || !decoded->is_string()) return std::nullopt;
+  return decoded->get<std::string>();
+}
+
+}  // namespace
+
+std::optional<DeferredState::Opened> DeferredState::open(
+    std::string text, const std::vector<std::string>& deferred_maps) {
+  Opened opened;
+  DeferredState& ds = opened.index;
+  ds.text_ = std::move(text);
+  const std::string_view t = ds.text_;
+  // The canonical layout begins like this; anything else takes the parser.
+  if (t.substr(0, 5) != "{\n  \"") return std::nullopt;
+  Scanner sc(t);
+  std::string skeleton;  // the text with each deferred map's value as {}
+  size_t copied = 0;
+  size_t i = 1;
+  while (true) {
+    i = sc.skip_ws(i);
+    if (!sc.at(i, '"')) return std::nullopt;
+    size_t key_end = sc.skip_string(i);
+    if (key_end == kBad) return std::nullopt;
+    auto key = decode_key(t.substr(i, key_end - i));
+    if (!key) return std::nullopt;
+    i = sc.skip_ws(key_end);
+    if (!sc.at(i, ':')) return std::nullopt;
+    i = sc.skip_ws(i + 1);
+    const bool deferred =
+        std::find(deferred_maps.begin(), deferred_maps.end(), *key) != deferred_maps.end();
+    if (deferred && sc.at(i, '{')) {
+      Map map;
+      map.name = *key;
+      const size_t value_begin = i;
+      i = sc.skip_ws(i + 1);
+      if (!sc.at(i, '}')) {
+        while (true) {
+          // Records sit four spaces deep in the canonical layout; the
+          // splice keeps their text, so insist on it.
+          if (!sc.preceded_by(i, "\n    ") || !sc.at(i, '"')) return std::nullopt;
+          Raw raw;
+          raw.key_text = {i, sc.skip_string(i)};
+          if (raw.key_text.end == kBad) return std::nullopt;
+          auto rkey = decode_key(t.substr(i, raw.key_text.end - i));
+          if (!rkey) return std::nullopt;
+          raw.key = std::move(*rkey);
+          i = sc.skip_ws(raw.key_text.end);
+          if (!sc.at(i, ':')) return std::nullopt;
+          i = sc.skip_ws(i + 1);
+          raw.value = {i, sc.skip_value(i)};
+          if (raw.value.end == kBad) return std::nullopt;
+          i = sc.skip_ws(raw.value.end);
+          // Repeated key: first position, last value.
+          auto [it, fresh] = map.index.emplace(raw.key, map.records.size());
+          if (fresh) {
+            map.records.push_back(std::move(raw));
+          } else {
+            map.records[it->second].value = raw.value;
+          }
+          if (sc.at(i, ',')) {
+            i = sc.skip_ws(i + 1);
+            continue;
+          }
+          if (sc.at(i, '}')) break;
+          return std::nullopt;
+        }
+      }
+      ++i;  // past the map's closing brace
+      skeleton.append(t.substr(copied, value_begin - copied));
+      skeleton.append("{}");
+      copied = i;
+      // A repeated top-level key: the last value wins.
+      auto old = std::find_if(ds.maps_.begin(), ds.maps_.end(),
+                              [&](const Map& m) { return m.name == map.name; });
+      if (old != ds.maps_.end()) {
+        *old = std::move(map);
+      } else {
+        ds.maps_.push_back(std::move(map));
+      }
+    } else {
+      i = sc.skip_value(i);
+      if (i == kBad) return std::nullopt;
+      if (deferred) {
+        // The last value wins: a non-object value after a deferred map
+        // leaves nothing to splice.
+        ds.maps_.erase(std::remove_if(ds.maps_.begin(), ds.maps_.end(),
+                                      [&](const Map& m) { return m.name == *key; }),
+                       ds.maps_.end());
+      }
+    }
+    i = sc.skip_ws(i);
+    if (sc.at(i, ',')) {
+      ++i;
+      continue;
+    }
+    if (sc.at(i, '}')) break;
+    return std::nullopt;
+  }
+  if (sc.skip_ws(i + 1) != t.size()) return std::nullopt;
+  skeleton.append(t.substr(copied));
+  auto parsed = parse_json_fast(skeleton, "state.json");
+  if (!parsed || !parsed->is_object()) return std::nullopt;
+  opened.state = std::move(*parsed);
+  return opened;
+}
+
+const DeferredState::Map* DeferredState::find_map(const std::string& name) const {
+  for (const auto& m : maps_)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+DeferredState::Map* DeferredState::find_map(const std::string& name) {
+  for (auto& m : maps_)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+bool DeferredState::defers(const std::string& map) const {
+  return find_map(map) != nullptr;
+}
+
+Expected<Json*> DeferredState::record(Json& state, const std::string& map_name,
+                                      const std::string& key) const {
+  const Map* map = find_map(map_name);
+  if (map == nullptr) return static_cast<Json*>(nullptr);
+  if (!state.contains(map_name)) return static_cast<Json*>(nullptr);
+  Json& holder = state[map_name];
+  if (!holder.is_object()) return static_cast<Json*>(nullptr);
+  if (holder.contains(key)) return &holder[key];
+  auto raw = map->index.find(key);
+  if (raw == map->index.end()) return static_cast<Json*>(nullptr);
+  DG_TRY(Json value, parse_json_fast(text(map->records[raw->second].value),
+                                     "state.json " + map_name + "[" + key + "]"));
+  Json& slot = holder[key];
+  slot = std::move(value);
+  return &slot;
+}
+
+void DeferredState::dump_map(std::string& out, const Map& map, const Json& parsed) const {
+  bool first = true;
+  auto open_entry = [&] {
+    out += first ? "{\n    " : ",\n    ";
+    first = false;
+  };
+  for (const Raw& raw : map.records) {
+    open_entry();
+    out += text(raw.key_text);
+    out += ": ";
+    auto it = parsed.find(raw.key);
+    if (it != parsed.end()) {
+      append_py(out, *it, 2, 2);
+    } else {
+      out += text(raw.value);
+    }
+  }
+  for (auto it = parsed.begin(); it != parsed.end(); ++it) {
+    if (map.index.count(it.key()) != 0) continue;
+    open_entry();
+    append_py(out, Json(it.key()), 2, 2);
+    out += ": ";
+    append_py(out, it.value(), 2, 2);
+  }
+  out += first ? "{}" : "\n  }";
+}
+
+std::string DeferredState::dump(const Json& state) const {
+  if (!state.is_object() || state.empty()) return dump_py(state, 2) + "\n";
+  std::string out;
+  out.reserve(text_.size() + 1024);
+  bool first = true;
+  for (auto it = state.begin(); it != state.end(); ++it) {
+    out += first ? "{\n  " : ",\n  ";
+    first = false;
+    append_py(out, Json(it.key()), 2, 1);
+    out += ": ";
+    const Map* map = find_map(it.key());
+    if (map != nullptr && it.value().is_object()) {
+      dump_map(out, *map, it.value());
+    } else {
+      append_py(out, it.value(), 2, 1);
+    }
+  }
+  out += "\n}\n";
+  return out;
+}
+
+}  // namespace devgraph

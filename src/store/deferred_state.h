@@ -1,0 +1,87 @@
+// state.json with its cursor maps left unparsed until a record is needed.
+//
+// A run of 1,000 tasks has a state.json of about 370 KB, nearly all of it
+// the records of tasks_runtime and bundles_runtime. A `move` reads and
+// writes one of them. DeferredState parses everything else, indexes the
+// records of the deferred maps by key (one structural scan, no values
+// built), parses a record only when asked for it, and writes the file back
+// with every untouched record copied byte for byte. A move then costs the
+// same at 10 or 1,000 tasks.
+//
+// Contracts:
+// - open() takes the layout the store and the reference runtime write
+//   (Python's json.dumps(indent=2)). Any other layout, or text the scan
+//   cannot follow, returns nullopt and the caller parses the whole file
+//   instead, so errors are worded by the ordinary parser.
+// - Python's rule for repeated keys holds (first position, last value),
+//   for top-level keys and for records.
+// - The opened state is the whole state except that each deferred map
+//   holds only the records asked for through record() or added by the
+//   caller. Records
+//   may be added and changed, never removed.
+// - dump() is dump_py(full state, 2) + "\n" for the full state the changes
+//   describe, byte for byte, when the input was in the canonical layout.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "util/expected.h"
+#include "util/json.h"
+
+namespace devgraph {
+
+class DeferredState {
+ public:
+  struct Opened;
+  // `text` is kept: the unparsed records are spans of it. The state comes
+  // back beside the index so callers hold it like any parsed state.
+  static std::optional<Opened> open(std::string text,
+                                    const std::vector<std::string>& deferred_maps);
+
+  // True when `map` is one of the deferred maps and the file had it.
+  bool defers(const std::string& map) const;
+  // The record `key` of the deferred map `map`, parsed into state[map] on
+  // first use; nullptr when neither the file nor state has such a record
+  // (or the map is not deferred). An unparsable record is an error.
+  Expected<Json*> record(Json& state, const std::string& map, const std::string& key) const;
+
+  // The file for `state` (what open() returned, since changed).
+  std::string dump(const Json& state) const;
+
+ private:
+  struct Span {
+    size_t begin = 0;
+    size_t end = 0;
+  };
+  struct Raw {
+    std::string key;  // decoded
+    Span key_text;    // as written, quotes and escapes included
+    Span value;       // as written
+  };
+  struct Map {
+    std::string name;
+    std::vector<Raw> records;                       // file order, one per key
+    std::unordered_map<std::string, size_t> index;  // decoded key -> records
+  };
+  DeferredState() = default;
+  const Map* find_map(const std::string& name) const;
+  Map* find_map(const std::string& name);
+  void dump_map(std::string& out, const Map& map, const Json& parsed) const;
+  std::string_view text(Span s) const {
+    return std::string_view(text_).substr(s.begin, s.end - s.begin);
+  }
+
+  std::string text_;
+  std::vector<Map> maps_;
+};
+
+struct DeferredState::Opened {
+  DeferredState index;
+  Json state;
+};
+
+}  // namespace devgraph

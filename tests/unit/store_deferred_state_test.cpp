@@ -1,0 +1,139 @@
+#include "store/deferred_state.h"
+
+#include <gtest/gtest.h>
+
+#include "store/fast_json.h"
+#include "util/json.h"
+
+namespace devgraph {
+namespace {
+
+const std::vector<std::string> kMaps = {"tasks_runtime", "bundles_runtime"};
+
+Json sample_state(int tasks) {
+  Json s = Json::object();
+  s["run_id"] = "r1";
+  s["node"] = "task_scheduler";
+  s["bundles_runtime"] = Json::object();
+  s["bundles_runtime"]["B0"] = {{"bundle", "B0"}, {"node", "plan_bundle"}, {"moves", 1}};
+  s["tasks_runtime"] = Json::object();
+  for (int i = 0; i < tasks; ++i) {
+    Json rec = Json::object();
+    rec["bundle"] = "B0";
+    rec["task"] = "T" + std::to_string(i);
+    rec["node"] = "implement";
+    rec["title"] = "quote \" backslash \\ brace } bracket ] caf\u00e9";
+    rec["agent_handles"] = {{"developer", "a-" + std::to_string(i)}};
+    rec["files"] = Json::array({"src/a.py", "tests/[x].py"});
+    rec["empty"] = Json::object();
+    s["tasks_runtime"]["B0/T" + std::to_string(i)] = std::move(rec);
+  }
+  s["event_seq"] = 7;
+  s["metrics"] = {{"transitions", 3}};
+  return s;
+}
+
+std::string canonical(const Json& s) {
+  return dump_py(s, 2) + "\n";
+}
+
+TEST(DeferredState, UnchangedStateWritesBackTheSameBytes) {
+  const std::string text = canonical(sample_state(50));
+  auto opened = DeferredState::open(text, kMaps);
+  ASSERT_TRUE(opened.has_value());
+  EXPECT_TRUE(opened->state["tasks_runtime"].empty()) << "records must stay unparsed";
+  EXPECT_EQ(opened->state["event_seq"], 7);
+  EXPECT_EQ(opened->index.dump(opened->state), text);
+}
+
+TEST(DeferredState, ChangedAndAddedRecordsMatchAFullRewrite) {
+  Json full = sample_state(20);
+  auto opened = DeferredState::open(canonical(full), kMaps);
+  ASSERT_TRUE(opened.has_value());
+  auto rec = opened->index.record(opened->state, "tasks_runtime", "B0/T7");
+  ASSERT_TRUE(rec);
+  ASSERT_NE(*rec, nullptr);
+  EXPECT_EQ((**rec)["task"], "T7");
+  (**rec)["node"] = "verify";
+  (**rec)["+note"] = Json::array({1, 2});
+  opened->state["tasks_runtime"]["B0/T99"] = {{"bundle", "B0"}, {"task", "T99"}};
+  opened->state["event_seq"] = 8;
+  auto missing = opened->index.record(opened->state, "tasks_runtime", "B0/T1000");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(*missing, nullptr);
+
+  full["tasks_runtime"]["B0/T7"]["node"] = "verify";
+  full["tasks_runtime"]["B0/T7"]["+note"] = Json::array({1, 2});
+  full["tasks_runtime"]["B0/T99"] = {{"bundle", "B0"}, {"task", "T99"}};
+  full["event_seq"] = 8;
+  EXPECT_EQ(opened->index.dump(opened->state), canonical(full));
+}
+
+TEST(DeferredState, RepeatedKeysFollowPythonsRule) {
+  // First position, last value: at the top level and inside a map.
+  const std::string text =
+      "{\n  \"tasks_runtime\": {\n    \"a\": 1,\n    \"b\": 2,\n    \"a\": 3\n  },\n"
+      "  \"x\": 1,\n  \"x\": 2\n}\n";
+  auto opened = DeferredState::open(text, kMaps);
+  ASSERT_TRUE(opened.has_value());
+  auto expected = parse_json_fast(text, "t");
+  ASSERT_TRUE(expected);
+  EXPECT_EQ(opened->index.dump(opened->state), canonical(*expected));
+  auto a = opened->index.record(opened->state, "tasks_runtime", "a");
+  ASSERT_TRUE(a && *a != nullptr);
+  EXPECT_EQ(**a, 3);
+}
+
+TEST(DeferredState, EscapedAndNonAsciiKeysAreFound) {
+  Json s = Json::object();
+  s["tasks_runtime"] = Json::object();
+  s["tasks_runtime"]["B\u00e9/T\"1"] = {{"node", "implement"}};
+  s["tasks_runtime"]["plain"] = {{"node", "verify"}};
+  auto opened = DeferredState::open(canonical(s), kMaps);
+  ASSERT_TRUE(opened.has_value());
+  auto rec = opened->index.record(opened->state, "tasks_runtime", "B\u00e9/T\"1");
+  ASSERT_TRUE(rec && *rec != nullptr);
+  (**rec)["node"] = "verify";
+  s["tasks_runtime"]["B\u00e9/T\"1"]["node"] = "verify";
+  EXPECT_EQ(opened->index.dump(opened->state), canonical(s));
+}
+
+TEST(DeferredState, MissingEmptyOrNonObjectMapsAreHandled) {
+  Json s = Json::object();
+  s["tasks_runtime"] = Json::object();
+  s["bundles_runtime"] = Json::array({1});
+  auto opened = DeferredState::open(canonical(s), kMaps);
+  ASSERT_TRUE(opened.has_value());
+  EXPECT_TRUE(opened->index.defers("tasks_runtime"));
+  EXPECT_FALSE(opened->index.defers("bundles_runtime"));
+  opened->state["tasks_runtime"]["B/T"] = {{"node", "write_tdd"}};
+  s["tasks_runtime"]["B/T"] = {{"node", "write_tdd"}};
+  EXPECT_EQ(opened->index.dump(opened->state), canonical(s));
+}
+
+TEST(DeferredState, OtherLayoutsAndBrokenTextAreLeftToTheParser) {
+  const Json s = sample_state(3);
+  EXPECT_FALSE(DeferredState::open(dump_py(s), kMaps).has_value()) << "compact layout";
+  EXPECT_FALSE(DeferredState::open(s.dump(4), kMaps).has_value()) << "indent 4";
+  std::string text = canonical(s);
+  EXPECT_FALSE(DeferredState::open(text.substr(0, text.size() / 2), kMaps).has_value());
+  std::string unbalanced = text;
+  unbalanced.replace(unbalanced.find("\"empty\": {}"), 11, "\"empty\": {]");
+  EXPECT_FALSE(DeferredState::open(unbalanced, kMaps).has_value());
+  EXPECT_FALSE(DeferredState::open(text + "x", kMaps).has_value()) << "trailing text";
+  EXPECT_FALSE(DeferredState::open("", kMaps).has_value());
+}
+
+TEST(DeferredState, AnUnparsableRecordIsAnErrorWhenRead) {
+  const std::string text =
+      "{\n  \"tasks_runtime\": {\n    \"a\": {\"x\": tru},\n    \"b\": {}\n  }\n}\n";
+  auto opened = DeferredState::open(text, kMaps);
+  ASSERT_TRUE(opened.has_value());
+  auto b = opened->index.record(opened->state, "tasks_runtime", "b");
+  ASSERT_TRUE(b && *b != nullptr);
+  auto a = opened->index.record(opened->state, "tasks_runtime", "a");
+  EXPECT_FALSE(a);
+}
+
+}  // namespace
+}  // namespace devgraph
