@@ -6,6 +6,7 @@
 
 #include "contracts/schema.h"
 #include "graph/graph.h"
+#include "store/deferred_state.h"
 #include "store/fast_json.h"
 #include "store/run_store.h"
 #include "util/fs.h"
@@ -52,9 +53,12 @@ struct BenchRun {
   }
 };
 
+// Arg 0: cursor count; arg 1: 1 when the cursor maps stay unparsed (what
+// `devgraph checkpoint` does), 0 for the full parse the driver uses.
 void BM_Move(benchmark::State& st) {
   BenchRun run(static_cast<int>(st.range(0)));
   RunStore store(run.run, graph(), schema());
+  store.defer_cursor_maps(st.range(1) != 0);
   MoveRequest m;
   m.bundle = "B0";
   m.task = "T1";
@@ -65,7 +69,18 @@ void BM_Move(benchmark::State& st) {
     if (!done) st.SkipWithError(done.error().message.c_str());
   }
 }
-BENCHMARK(BM_Move)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Move)
+    ->ArgsProduct({{10, 100, 1000}, {0, 1}})
+    ->ArgNames({"tasks", "deferred"})
+    ->Unit(benchmark::kMillisecond);
+
+void BM_OpenDeferred(benchmark::State& st) {
+  BenchRun run(static_cast<int>(st.range(0)));
+  std::string text = *read_file(join_path(run.run, kStateFile));
+  for (auto _ : st)
+    benchmark::DoNotOptimize(DeferredState::open(text, {"tasks_runtime", "bundles_runtime"}));
+}
+BENCHMARK(BM_OpenDeferred)->Arg(1000)->Unit(benchmark::kMillisecond);
 
 void BM_ParseState(benchmark::State& st) {
   BenchRun run(static_cast<int>(st.range(0)));
