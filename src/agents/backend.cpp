@@ -17,6 +17,24 @@ extern char** environ;
 namespace devgraph::agents {
 namespace {
 
+// `flag value` appended to an argv when the value is given.
+void add_option(std::vector<std::string>& argv, const char* flag, const std::string& value) {
+  if (value.empty()) return;
+  argv.push_back(flag);
+  argv.push_back(value);
+}
+void add_option(std::vector<std::string>& argv, const char* flag,
+                const std::optional<std::string>& value) {
+  if (value) add_option(argv, flag, *value);
+}
+// `flag v1 v2 ...` appended when the list is not empty.
+void add_list(std::vector<std::string>& argv, const char* flag,
+              const std::vector<std::string>& values) {
+  if (values.empty()) return;
+  argv.push_back(flag);
+  argv.insert(argv.end(), values.begin(), values.end());
+}
+
 using SysTime = std::chrono::system_clock::time_point;
 
 std::string one_line(std::string_view text, size_t max = 300) {
@@ -103,18 +121,9 @@ class ClaudeBackend : public Backend {
         "--output-format",    "json",        "--permission-mode",
         opt_.permission_mode, "--max-turns", std::to_string(opt_.max_turns),
         "--add-dir",          r.run_dir};
-    if (!opt_.allowed_tools.empty()) {
-      argv.push_back("--allowedTools");
-      argv.insert(argv.end(), opt_.allowed_tools.begin(), opt_.allowed_tools.end());
-    }
-    if (!opt_.disallowed_tools.empty()) {
-      argv.push_back("--disallowedTools");
-      argv.insert(argv.end(), opt_.disallowed_tools.begin(), opt_.disallowed_tools.end());
-    }
-    if (opt_.model) {
-      argv.push_back("--model");
-      argv.push_back(*opt_.model);
-    }
+    add_list(argv, "--allowedTools", opt_.allowed_tools);
+    add_list(argv, "--disallowedTools", opt_.disallowed_tools);
+    add_option(argv, "--model", opt_.model);
     return argv;
   }
   bool can_resume() const override { return true; }
@@ -152,14 +161,8 @@ class CodexBackend : public Backend {
     std::vector<std::string> argv = {
         opt_.binary, "exec",    "--json", "--sandbox", "workspace-write", "--skip-git-repo-check",
         "--cd",      r.worktree};
-    if (!r.run_dir.empty()) {
-      argv.push_back("--add-dir");
-      argv.push_back(r.run_dir);
-    }
-    if (opt_.model) {
-      argv.push_back("--model");
-      argv.push_back(*opt_.model);
-    }
+    add_option(argv, "--add-dir", r.run_dir);
+    add_option(argv, "--model", opt_.model);
     argv.push_back(p.text);
     return argv;
   }
@@ -220,14 +223,8 @@ class GeminiBackend : public Backend {
   std::vector<std::string> launch_argv(const LaunchRequest& r, const PromptRef& p) const override {
     std::vector<std::string> argv = {
         opt_.binary, "-p", p.text, "--output-format", "json", "--approval-mode", "auto_edit"};
-    if (!r.run_dir.empty()) {
-      argv.push_back("--include-directories");
-      argv.push_back(r.run_dir);
-    }
-    if (opt_.model) {
-      argv.push_back("--model");
-      argv.push_back(*opt_.model);
-    }
+    add_option(argv, "--include-directories", r.run_dir);
+    add_option(argv, "--model", opt_.model);
     return argv;
   }
   bool can_resume() const override { return true; }
@@ -320,18 +317,9 @@ class SimBackend : public Backend {
   std::vector<std::string> launch_argv(const LaunchRequest& r, const PromptRef& p) const override {
     std::vector<std::string> argv = {opt_.binary,       "sim-agent", "--scenario",
                                      opt_.sim_scenario, "--persona", r.persona};
-    if (r.task) {
-      argv.push_back("--task");
-      argv.push_back(*r.task);
-    }
-    if (!opt_.sim_state_dir.empty()) {
-      argv.push_back("--state");
-      argv.push_back(opt_.sim_state_dir);
-    }
-    if (!p.file.empty()) {
-      argv.push_back("--prompt-file");
-      argv.push_back(p.file);
-    }
+    add_option(argv, "--task", r.task);
+    add_option(argv, "--state", opt_.sim_state_dir);
+    add_option(argv, "--prompt-file", p.file);
     return argv;
   }
   bool can_resume() const override { return true; }
