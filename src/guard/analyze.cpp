@@ -429,6 +429,16 @@ class Analyzer {
       const std::string prog = base_name(argv[0].text);
       size_t i = 1;
       auto value_at = [&](size_t k) { return k < argv.size() ? argv[k] : Value{"", true}; };
+      // Drops a wrapper's own `consumed` words (sudo, env); with a --chdir
+      // the wrapped command is checked where it will run, and true says so.
+      auto unwrap = [&](size_t consumed, const std::optional<Value>& chdir) {
+        argv.erase(argv.begin(), argv.begin() + static_cast<long>(std::min(consumed, argv.size())));
+        if (!chdir) return false;
+        Ctx copy = ctx;
+        copy.cwds = resolve_dirs(*chdir, ctx);
+        run(argv, copy, false, env, more_args, stdin_script);
+        return true;
+      };
 
       if (prog == "sudo" || prog == "doas") {
         std::optional<Value> chdir;
@@ -449,12 +459,7 @@ class Analyzer {
             ++i;
           ++i;
         }
-        argv.erase(argv.begin(), argv.begin() + static_cast<long>(std::min(i, argv.size())));
-        if (chdir) {
-          Ctx copy = ctx;
-          copy.cwds = resolve_dirs(*chdir, ctx);
-          return run(argv, copy, false, env, more_args, stdin_script);
-        }
+        if (unwrap(i, chdir)) return;
         continue;
       }
       if (prog == "env") {
@@ -505,12 +510,7 @@ class Analyzer {
           }
           ++i;
         }
-        argv.erase(argv.begin(), argv.begin() + static_cast<long>(std::min(i, argv.size())));
-        if (chdir) {
-          Ctx copy = ctx;
-          copy.cwds = resolve_dirs(*chdir, ctx);
-          return run(argv, copy, false, env, more_args, stdin_script);
-        }
+        if (unwrap(i, chdir)) return;
         continue;
       }
       if (prog == "nohup" || prog == "setsid" || prog == "builtin" || prog == "exec" ||
