@@ -134,6 +134,13 @@ struct Driver::Impl {
     std::map<std::string, Json> verify;  // persona -> result
     std::vector<std::string> findings;
     std::string blocker;
+    // Paths this task wrote outside its footprint that another task claims
+    // (a FOOTPRINT_VIOLATION): they wait for a human, and no other task's
+    // commit may take them meanwhile. Kept on the task cursor
+    // ("footprint_outside") so a resumed driver knows them too.
+    std::vector<std::string> held;
+    // Artifacts its writers reported this session (see reported_by()).
+    std::set<std::string> reported;
   };
 
   struct LiveLaunch {
@@ -406,6 +413,16 @@ struct Driver::Impl {
         (void)event("PERSONA_DISPATCHED", d);
         continue;
       }
+      if (ev->kind == LaunchEvent::Kind::resuming) {
+        // A clean exit without a result: recorded now, before the one resume,
+        // as the reference records it, whether or not the resume then answers.
+        (void)event("MALFORMED_RESULT", Json{{"persona", ev->persona},
+                                             {"bundle", opt.bundle},
+                                             {"task", ev->task ? Json(*ev->task) : Json()},
+                                             {"agent_handle", ev->handle},
+                                             {"reason", clip(ev->detail, 300)}});
+        continue;
+      }
       if (ev->kind == LaunchEvent::Kind::backoff) {
         Json d = {{"topic", "cli_error_backoff"},
                   {"persona", ev->persona},
@@ -421,7 +438,8 @@ struct Driver::Impl {
       auto it = live.find(ev->id);
       LiveLaunch l = it == live.end() ? LiveLaunch{ev->persona, ev->task, "", 0, ""} : it->second;
       if (it != live.end()) live.erase(it);
-      if (ev->outcome == "malformed_result")
+      // Already recorded at the resume when there was one.
+      if (ev->outcome == "malformed_result" && !ev->resumed)
         (void)event("MALFORMED_RESULT", Json{{"persona", ev->persona},
                                              {"bundle", opt.bundle},
                                              {"task", ev->task ? Json(*ev->task) : Json()},
@@ -466,12 +484,17 @@ struct Driver::Impl {
                                      const std::string& subject, const std::string& body,
                                      const std::string& trailer_key,
                                      const std::string& trailer_value) {
+    // Nothing of ours changed: no `git add` at all (an empty pathspec is an
+    // error to git) and, above all, no pathless commit of the whole index.
+    if (pathspec.empty()) return std::string();
     DG_CHECK(git->add(pathspec));
-    DG_TRY(auto staged, git->staged());
+    // Only our own paths count and go into the commit: a persona may have
+    // staged another task's files, which must stay out of this commit.
+    DG_TRY(auto staged, git->staged(pathspec));
     if (staged.empty()) return std::string();
     git::CommitRequest req{clip(subject, 72), body, {{trailer_key, trailer_value}}};
     crash_point("commit");
-    auto c = git->commit(req);
+    auto c = git->commit(req, pathspec);
     crash_point("committed");
     return c;
   }
@@ -610,9 +633,12 @@ struct Driver::Impl {
     std::string status = str(ev.result, "status");
     auto blockers = str_list(ev.result, "blockers");
     if (status == "BLOCKED" || status == "NEEDS_CONTEXT") {
+      // Capacity and provider limits are re-dispatched without spending the
+      // transient-retry budget. A timeout spends it (the reference treats it
+      // as free): a persona that hangs on every attempt would otherwise be
+      // relaunched forever, one persona timeout at a time.
       bool transient = std::count(blockers.begin(), blockers.end(), "capacity") ||
-                       std::count(blockers.begin(), blockers.end(), "provider_limit") ||
-                       std::count(blockers.begin(), blockers.end(), "timeout");
+                       std::count(blockers.begin(), blockers.end(), "provider_limit");
       if (transient || run.retries < kMaxTransientRetries) {
         if (!transient) ++run.retries;
         Json d = detail;
@@ -629,6 +655,8 @@ struct Driver::Impl {
       }
       return block_task(run, ev.persona + ": " + str(ev.result, "summary", status), detail);
     }
+    if (ev.persona == "tdd-writer" || ev.persona == "developer" || ev.persona == "iac-developer")
+      for (const auto& a : str_list(ev.result, "artifacts")) run.reported.insert(a);
     if (ev.persona == "tdd-writer") {
       run.stage = Stage::implement;
       if (!move(run.id, "implement", "TDD_DONE", Json(), detail).ok()) return;
@@ -712,6 +740,66 @@ struct Driver::Impl {
                lead + templates::fence_data("findings", join(run.findings, "\n")));
   }
 
+  // What the task's writers reported changing (`artifacts` of tdd-writer,
+  // developer, iac-developer), this session's and the saved results'.
+  std::set<std::string> reported_by(const std::string& id) const {
+    std::set<std::string> out = tasks.at(id).reported;
+    for (const char* p : {"tdd-writer", "developer", "iac-developer"})
+      if (auto j = load_json_file(result_path(p, id)); j && j->is_object() && j->contains("result"))
+        for (const auto& a : str_list((*j)["result"], "artifacts")) out.insert(a);
+    return out;
+  }
+
+  static bool names_path(const std::string& artifact, const std::string& path) {
+    return artifact == path ||
+           (artifact.size() > path.size() &&
+            artifact.compare(artifact.size() - path.size(), path.size(), path) == 0 &&
+            artifact[artifact.size() - path.size() - 1] == '/');
+  }
+
+  // The footprint check, narrowed to the changes that can be this task's:
+  // - paths another task is held on: a task stopped by a FOOTPRINT_VIOLATION
+  //   keeps its stray writes in the worktree for a human; they are never
+  //   committed by another task, nor its violation;
+  // - while other tasks are in flight (or waiting for a human), a path
+  //   outside every footprint may be any of theirs: it counts as this task's
+  //   (a violation, or a footprint extension) only when this task's writers
+  //   reported it among their artifacts. Otherwise it is left for the task
+  //   that wrote it; git status order says nothing about who did.
+  Expected<schedule::FootprintReport> footprint_check(const std::string& id,
+                                                      const std::vector<std::string>& others) {
+    DG_TRY(auto r, schedule::footprint_check(plan, id, others, ctx.worktree, runner));
+    std::set<std::string> held;
+    for (const auto& [oid, o] : tasks)
+      if (oid != id) held.insert(o.held.begin(), o.held.end());
+    std::set<std::string> reported;
+    if (!others.empty()) reported = reported_by(id);
+    auto mine = [&](const std::string& path) {
+      return std::any_of(reported.begin(), reported.end(),
+                         [&](const std::string& a) { return names_path(a, path); });
+    };
+    std::vector<std::string> skipped;
+    auto keep_if = [&](std::vector<std::string>& v, size_t skip, auto pred) {
+      std::vector<std::string> kept;
+      for (auto& p : v) {
+        std::string path = p.substr(std::min(skip, p.size()));
+        if (pred(path))
+          kept.push_back(std::move(p));
+        else if (skip == 0)
+          skipped.push_back(path);
+      }
+      v = std::move(kept);
+    };
+    auto not_held = [&](const std::string& p) { return !held.count(p); };
+    keep_if(r.own, 0, not_held);
+    keep_if(r.add_pathspec, std::string_view(":(literal)").size(), not_held);
+    keep_if(r.outside, 0,
+            [&](const std::string& p) { return not_held(p) && (others.empty() || mine(p)); });
+    r.violation = !r.outside.empty();
+    if (!skipped.empty()) log("paths_left_to_others", Json{{"task", id}, {"paths", skipped}});
+    return r;
+  }
+
   void commit_task(TaskRun& run) {
     std::string key = opt.bundle + "/" + run.id;
     if (auto existing = committed_with(kTaskTrailer, key)) {
@@ -721,8 +809,14 @@ struct Driver::Impl {
                  Json{{"reconciled", true}});
       return;
     }
+    // A task waiting for a human still has its uncommitted files in the
+    // worktree and still claims its footprint: it counts as in flight here,
+    // or its files would look like this task's writes outside its footprint
+    // (and be taken into this commit by a footprint extension).
     auto others = in_flight(run.id);
-    auto check = schedule::footprint_check(plan, run.id, others, ctx.worktree, runner);
+    for (const auto& [oid, o] : tasks)
+      if (o.stage == Stage::blocked && oid != run.id) others.push_back(oid);
+    auto check = footprint_check(run.id, others);
     if (!check) return block_task(run, check.error().message, Json());
     if (check->violation) {
       std::vector<std::string> conflicts;
@@ -732,7 +826,9 @@ struct Driver::Impl {
       if (!conflicts.empty()) {
         std::string why = "footprint violation: " + join(check->outside, ", ") +
                           " also conflicts with " + join(conflicts, ", ");
-        (void)move(run.id, "blocker_recovery", "FOOTPRINT_VIOLATION", Json(),
+        run.held = check->outside;
+        (void)move(run.id, "blocker_recovery", "FOOTPRINT_VIOLATION",
+                   Json{{"footprint_outside", check->outside}},
                    Json{{"outside", check->outside}, {"conflicts", conflicts}});
         return block_task(run, why, Json());
       }
@@ -742,12 +838,13 @@ struct Driver::Impl {
       (void)event(
           "RECOVERED",
           Json{{"bundle", opt.bundle}, {"task", run.id}, {"footprint_extended", check->outside}});
-      check = schedule::footprint_check(plan, run.id, others, ctx.worktree, runner);
+      check = footprint_check(run.id, others);
       if (!check) return block_task(run, check.error().message, Json());
     }
-    std::string commit;
     std::vector<std::string> files = check->own;
-    if (check->add_pathspec.empty()) {
+    const std::vector<std::string>& pathspec = check->add_pathspec;
+    std::string commit;
+    if (pathspec.empty()) {
       log("nothing_to_commit", Json{{"task", run.id}});
     } else {
       (void)event("NOTE",
@@ -760,7 +857,7 @@ struct Driver::Impl {
                             "): " + (t.title.empty() ? run.id : t.title);
       std::string body = "Task " + run.id + " of bundle " + opt.bundle + "; footprint " +
                          join(t.files, ", ") + ".";
-      auto c = commit_paths(check->add_pathspec, subject, body, kTaskTrailer, key);
+      auto c = commit_paths(pathspec, subject, body, kTaskTrailer, key);
       if (!c) return block_task(run, c.error().message, Json());
       commit = *c;
     }
@@ -784,6 +881,7 @@ struct Driver::Impl {
       } else if (status == "waiting_human" || node == "blocker_recovery") {
         run.stage = Stage::blocked;
         run.blocker = "awaiting human input from a previous session";
+        run.held = str_list(c, "footprint_outside");
       } else {
         run.stage = node == "write_tdd"     ? Stage::tdd
                     : node == "implement"   ? Stage::implement
@@ -814,13 +912,26 @@ struct Driver::Impl {
     }
   }
 
+  // The scheduler's view of the task cursors. A task waiting for a human
+  // (awaiting_human, or stopped at blocker_recovery) is neither complete nor
+  // active in state.json, so the scheduler would offer it as runnable again
+  // and give it a slot. It is filtered out here: it counts as in flight, so
+  // its footprint stays claimed (its uncommitted files are still in the
+  // worktree), and the ceiling grows by the same count, so it costs no slot.
+  Expected<schedule::RunnableSet> runnable() const {
+    auto cursors = schedule::cursors_from_state(state, opt.bundle);
+    int waiting = 0;
+    for (const auto& [id, t] : tasks)
+      if (t.stage == Stage::blocked && cursors.in_flight.insert(id).second) ++waiting;
+    return schedule::compute_runnable(plan, cursors, max_parallel + waiting);
+  }
+
   // Drives every task to its commit; returns a blocker text, or "" when
   // every task is committed.
   std::string run_tasks() {
     adopt_cursors();
     while (true) {
-      auto rs = schedule::compute_runnable(plan, schedule::cursors_from_state(state, opt.bundle),
-                                           max_parallel);
+      auto rs = runnable();
       if (!rs) return rs.error().message;
       if (rs->route == schedule::kRouteComplete && launcher->outstanding() == 0) return "";
       for (const auto& id : rs->runnable) {
@@ -834,8 +945,7 @@ struct Driver::Impl {
         for (const auto& [id, t] : tasks)
           if (t.stage == Stage::blocked) blocked.push_back(id + ": " + t.blocker);
         if (!blocked.empty()) return join(blocked, "; ");
-        auto again = schedule::compute_runnable(
-            plan, schedule::cursors_from_state(state, opt.bundle), max_parallel);
+        auto again = runnable();
         if (again && again->route == schedule::kRouteComplete) return "";
         if (again && again->route == schedule::kRouteDeadlock) return "plan deadlock";
         bool startable = false;

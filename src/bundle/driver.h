@@ -20,8 +20,17 @@
 //   their own trailers; a push is skipped when the remote branch already
 //   points at HEAD; a pull request is looked up with `gh pr view` before
 //   `gh pr create`. Intent events are recorded before each of them.
-// - Commits stage exactly the task's changed paths (`git add -- <pathspec>`
-//   from the footprint check), never -A.
+// - Commits stage and commit exactly the task's changed paths (`git add --
+//   <pathspec>` and `git commit -- <pathspec>` from the footprint check),
+//   never -A and never the whole index. Tasks waiting for a human keep their
+//   uncommitted files and their footprints: they are neither runnable nor
+//   free slots, other tasks' commits never take their files, and a path one
+//   of them wrote outside its footprint (FOOTPRINT_VIOLATION) is held for
+//   the human.
+// - Retries: BLOCKED / NEEDS_CONTEXT results (malformed results and timeouts
+//   included) are re-dispatched twice per task, then the task waits for a
+//   human; capacity and provider-limit blockers are re-dispatched without
+//   spending that budget.
 // - The recorded test and build commands run as argv (split_command), never
 //   through a shell.
 // - The outcome is the tech-lead result (the reference's RESULT_JSON fields)

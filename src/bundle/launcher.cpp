@@ -31,6 +31,10 @@ class RuntimeLauncher final : public Launcher {
           out.delay_ms = ev->delay.count();
           out.detail = ev->detail;
           return out;
+        case K::resuming:
+          out.kind = LaunchEvent::Kind::resuming;
+          out.detail = ev->detail;
+          return out;
         case K::completed: {
           const agents::Completion& c = *ev->completion;
           out.kind = LaunchEvent::Kind::completed;
@@ -47,7 +51,7 @@ class RuntimeLauncher final : public Launcher {
           return out;
         }
         default:
-          continue;  // resumes, pauses and timers are the runtime's business
+          continue;  // pauses and timers are the runtime's business
       }
     }
   }

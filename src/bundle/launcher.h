@@ -18,7 +18,9 @@
 namespace devgraph::bundle {
 
 struct LaunchEvent {
-  enum class Kind { launched, backoff, completed };
+  // resuming: a clean exit without a result; the one resume by session id
+  // is under way (detail: why the output was not a result).
+  enum class Kind { launched, backoff, resuming, completed };
   Kind kind = Kind::launched;
   std::uint64_t id = 0;
   std::string handle;

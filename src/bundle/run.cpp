@@ -70,6 +70,9 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
   cfg.log_path = ctx.bundle_dir + "/run_bundle.log";
   cfg.result_schema = result_schema_path(*skill);
   agents::apply_headless_minutes(cfg, h.persona_timeout_minutes, h.api_retry_minutes);
+  if (request.persona_timeout_seconds)
+    cfg.persona_timeout = std::chrono::milliseconds(
+        static_cast<long long>(*request.persona_timeout_seconds * 1000.0));
   cfg.backoff_base =
       std::chrono::milliseconds(static_cast<long long>(request.api_backoff_seconds * 1000.0));
   auto runtime = agents::PersonaRuntime::create(cfg);

@@ -21,6 +21,9 @@ struct RunBundleRequest {
   std::optional<int> max_parallel;
   std::optional<std::string> base;
   double api_backoff_seconds = 60.0;
+  // --persona-timeout-seconds: overrides GRAPH.yaml's
+  // headless.persona_timeout_minutes (whole minutes) with a finer limit.
+  std::optional<double> persona_timeout_seconds;
   std::string sim_scenario;  // for --agent sim
   std::function<void(const Json&)> on_log;
 };

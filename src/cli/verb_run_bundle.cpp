@@ -3,7 +3,9 @@
 // line on stdout is the RESULT_JSON line the orchestrator reads.
 #include <unistd.h>
 
+#include <cmath>
 #include <iostream>
+#include <optional>
 
 #include "agents/backend.h"
 #include "bundle/run.h"
@@ -11,6 +13,22 @@
 #include "util/args.h"
 
 namespace devgraph {
+namespace {
+
+// A number of seconds as the reference's float flags take it; nullopt when
+// the text is not a whole finite number.
+std::optional<double> parse_seconds(const std::string& text) {
+  try {
+    size_t used = 0;
+    double v = std::stod(text, &used);
+    if (used != text.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
 
 int verb_run_bundle(const VerbArgs& args) {
   ArgParser p("devgraph run-bundle");
@@ -25,6 +43,8 @@ int verb_run_bundle(const VerbArgs& args) {
       .option("poll-seconds", "accepted for compatibility; devgraph waits on events")
       .option("base", "base ref of the bundle branch")
       .option("api-backoff-seconds", "first wait after a failing agent CLI; doubles per attempt")
+      .option("persona-timeout-seconds",
+              "wall-clock limit of one persona run (default: GRAPH.yaml, in minutes)")
       .option("sim-scenario", "scenario file for --agent sim");
   auto a = p.parse(args);
   if (!a) return report_error("run-bundle", a.error());
@@ -45,15 +65,21 @@ int verb_run_bundle(const VerbArgs& args) {
     req.max_parallel = static_cast<int>(*n);
   }
   if (auto b = a->get("api-backoff-seconds")) {
-    try {
-      size_t used = 0;
-      req.api_backoff_seconds = std::stod(*b, &used);
-      if (used != b->size() || req.api_backoff_seconds < 0) throw std::invalid_argument(*b);
-    } catch (const std::exception&) {
+    auto v = parse_seconds(*b);
+    if (!v || *v < 0)
       return report_error(
           "run-bundle",
           p.usage_error("argument --api-backoff-seconds: invalid float value: '" + *b + "'"));
-    }
+    req.api_backoff_seconds = *v;
+  }
+  if (auto t = a->get("persona-timeout-seconds")) {
+    auto v = parse_seconds(*t);
+    if (!v || *v <= 0)
+      return report_error(
+          "run-bundle",
+          p.usage_error("argument --persona-timeout-seconds: invalid positive float value: '" + *t +
+                        "'"));
+    req.persona_timeout_seconds = *v;
   }
   req.on_log = [](const Json& rec) { std::cerr << dump_py(rec) << "\n"; };
   auto report = bundle::run_bundle(req);

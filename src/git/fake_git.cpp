@@ -40,18 +40,27 @@ Status FakeGit::add(const std::vector<std::string>& pathspec) {
   return {};
 }
 
-Expected<std::vector<std::string>> FakeGit::staged() {
-  return std::vector<std::string>(staged_.begin(), staged_.end());
+Expected<std::vector<std::string>> FakeGit::staged(const std::vector<std::string>& pathspec) {
+  std::vector<std::string> out;
+  for (const auto& p : staged_)
+    if (pathspec.empty() || std::any_of(pathspec.begin(), pathspec.end(),
+                                        [&](const auto& s) { return pathspec_matches(s, p); }))
+      out.push_back(p);
+  return out;
 }
 
-Expected<std::string> FakeGit::commit(const CommitRequest& request) {
+Expected<std::string> FakeGit::commit(const CommitRequest& request,
+                                      const std::vector<std::string>& pathspec) {
   ++commit_calls;
-  if (staged_.empty()) return fail("git commit failed in " + dir_ + ": nothing to commit");
+  DG_TRY(auto paths, staged(pathspec));
+  if (paths.empty()) return fail("git commit failed in " + dir_ + ": nothing to commit");
   char buf[41];
   std::snprintf(buf, sizeof buf, "%040zx", commits.size());
-  FakeCommit c{buf, format_commit_message(request), {staged_.begin(), staged_.end()}};
-  for (const auto& p : staged_) dirty_.erase(p);
-  staged_.clear();
+  FakeCommit c{buf, format_commit_message(request), paths};
+  for (const auto& p : paths) {
+    dirty_.erase(p);
+    staged_.erase(p);
+  }
   commits.push_back(std::move(c));
   return commits.back().hash;
 }

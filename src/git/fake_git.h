@@ -36,8 +36,9 @@ class FakeGit final : public Git {
   Expected<std::string> rev_parse(const std::string& rev) override;
   Expected<std::vector<StatusEntry>> status() override;
   Status add(const std::vector<std::string>& pathspec) override;
-  Expected<std::vector<std::string>> staged() override;
-  Expected<std::string> commit(const CommitRequest& request) override;
+  Expected<std::vector<std::string>> staged(const std::vector<std::string>& pathspec = {}) override;
+  Expected<std::string> commit(const CommitRequest& request,
+                               const std::vector<std::string>& pathspec = {}) override;
   Expected<std::vector<TrailerHit>> find_trailer(const std::string& key,
                                                  const std::string& since = "") override;
   Status worktree_add(const std::string& path, const std::string& branch,

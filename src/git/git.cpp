@@ -46,8 +46,13 @@ class RealGit final : public Git {
     return {};
   }
 
-  Expected<std::vector<std::string>> staged() override {
-    DG_TRY(auto out, run({"diff", "--cached", "--name-only", "-z"}));
+  Expected<std::vector<std::string>> staged(const std::vector<std::string>& pathspec) override {
+    std::vector<std::string> args = {"diff", "--cached", "--name-only", "-z"};
+    if (!pathspec.empty()) {
+      args.push_back("--");
+      args.insert(args.end(), pathspec.begin(), pathspec.end());
+    }
+    DG_TRY(auto out, run(args));
     std::vector<std::string> paths;
     size_t pos = 0;
     while (pos < out.size()) {
@@ -59,11 +64,16 @@ class RealGit final : public Git {
     return paths;
   }
 
-  Expected<std::string> commit(const CommitRequest& request) override {
+  Expected<std::string> commit(const CommitRequest& request,
+                               const std::vector<std::string>& pathspec) override {
     if (request.subject.empty()) return fail("git commit: empty subject");
     // The message goes through stdin so no text is ever read as an option.
-    DG_TRY(auto out,
-           run({"commit", "-q", "--no-verify", "-F", "-"}, format_commit_message(request)));
+    std::vector<std::string> args = {"commit", "-q", "--no-verify", "-F", "-"};
+    if (!pathspec.empty()) {
+      args.push_back("--");
+      args.insert(args.end(), pathspec.begin(), pathspec.end());
+    }
+    DG_TRY(auto out, run(args, format_commit_message(request)));
     (void)out;
     return rev_parse("HEAD");
   }

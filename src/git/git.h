@@ -56,10 +56,16 @@ class Git {
   virtual Expected<std::vector<StatusEntry>> status() = 0;
   // `git add -- <pathspec...>`. An empty pathspec is an error.
   virtual Status add(const std::vector<std::string>& pathspec) = 0;
-  // Paths staged in the index relative to HEAD.
-  virtual Expected<std::vector<std::string>> staged() = 0;
-  // Commits what is staged; returns the new HEAD. Fails when nothing is staged.
-  virtual Expected<std::string> commit(const CommitRequest& request) = 0;
+  // Paths staged in the index relative to HEAD; with a pathspec, only the
+  // staged paths it matches.
+  virtual Expected<std::vector<std::string>> staged(
+      const std::vector<std::string>& pathspec = {}) = 0;
+  // Commits what is staged; returns the new HEAD. Fails when nothing is
+  // staged. With a pathspec only those paths are committed (`git commit --
+  // <pathspec>`): whatever else sits in the index (a persona may have staged
+  // another task's files) stays staged and out of this commit.
+  virtual Expected<std::string> commit(const CommitRequest& request,
+                                       const std::vector<std::string>& pathspec = {}) = 0;
   // Commits reachable from HEAD (and, when `since` is set, not from `since`)
   // that carry trailer `key`; newest first.
   virtual Expected<std::vector<TrailerHit>> find_trailer(const std::string& key,

@@ -105,6 +105,22 @@ TEST(Git, CommitWithTrailerIsFoundAgain) {
   EXPECT_NE((*log)[0].find("feat(b1): add a"), std::string::npos);
 }
 
+TEST(Git, CommitByPathspecLeavesOtherStagedPathsAlone) {
+  // Another task's file sits in the index (a persona staged it); the task's
+  // commit takes only its own paths and leaves that one staged.
+  Repo r;
+  test::write_text(r.dir + "/mine.txt", "m\n");
+  test::write_text(r.dir + "/theirs.txt", "t\n");
+  ASSERT_TRUE(r.git->add({"theirs.txt"}).ok());
+  ASSERT_TRUE(r.git->add({":(literal)mine.txt"}).ok());
+  EXPECT_EQ(*r.git->staged({":(literal)mine.txt"}), std::vector<std::string>{"mine.txt"});
+  auto c = r.git->commit({"feat: mine", "", {{"Devgraph-Task", "b1/T1"}}}, {":(literal)mine.txt"});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  auto shown = test::run_process({"git", "-C", r.dir, "show", "--name-only", "--format=", "HEAD"});
+  EXPECT_EQ(shown.out, "mine.txt\n");
+  EXPECT_EQ(*r.git->staged(), std::vector<std::string>{"theirs.txt"});
+}
+
 TEST(Git, CommitWithNothingStagedFails) {
   Repo r;
   auto c = r.git->commit({"empty", "", {}});
@@ -179,6 +195,17 @@ TEST(FakeGit, CommitsOnlyStagedPathsAndFindsTrailers) {
   EXPECT_EQ((*hits)[0].value, "b/T1");
   EXPECT_FALSE(g.commit({"s", "", {}}).ok());
   EXPECT_EQ(g.status()->size(), 1u);
+}
+
+TEST(FakeGit, CommitByPathspecLeavesOtherStagedPathsAlone) {
+  FakeGit g;
+  g.touch("src/a.py");
+  g.touch("src/b.py");
+  ASSERT_TRUE(g.add({"src/"}).ok());
+  ASSERT_TRUE(g.commit({"s", "", {}}, {"src/a.py"}).ok());
+  EXPECT_EQ(g.commits.back().paths, std::vector<std::string>{"src/a.py"});
+  EXPECT_EQ(*g.staged(), std::vector<std::string>{"src/b.py"});
+  EXPECT_FALSE(g.commit({"s", "", {}}, {"docs/"}).ok());
 }
 
 TEST(FakeGit, PathspecMatching) {

@@ -1,0 +1,634 @@
+// `devgraph run-bundle` end to end, failure paths first: the real binary, a
+// real git repository and worktree, a real test command (a shell script that
+// runs tests/*.sh), and a fake `claude` (tests/fixtures/bundle/
+// fake-claude-sim) that takes the claude backend's argv, reads the persona
+// and the task from the prompt, and lets `devgraph sim-agent` play a
+// per-test scenario: which files each persona writes, what it answers, or
+// how it fails. Every test asserts on the exit code, the RESULT_JSON line,
+// state.json, events.jsonl, the result files and git.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "support/test_util.h"
+#include "util/json.h"
+
+namespace devgraph {
+namespace {
+
+constexpr const char* kRunTests =
+    "#!/bin/sh\n"
+    "# Runs every tests/*.sh; fails when one of them fails.\n"
+    "status=0\n"
+    "for t in tests/*.sh; do\n"
+    "  [ -e \"$t\" ] || continue\n"
+    "  if sh \"$t\"; then echo \"ok $t\"; else echo \"FAIL $t\"; status=1; fi\n"
+    "done\n"
+    "exit $status\n";
+
+struct PlannedTask {
+  std::string id, title, word;  // the task makes src/<id>.txt hold `word`
+  std::vector<std::string> depends_on;
+  std::vector<std::string> extra_files;  // more footprint globs
+  std::string impl() const { return "src/" + id + ".txt"; }
+  std::string test() const { return "tests/" + id + ".sh"; }
+};
+
+// T1 and T2 run side by side; T3 needs both.
+std::vector<PlannedTask> default_plan() {
+  return {{"T1", "greeting", "hello", {}, {}},
+          {"T2", "farewell", "goodbye", {}, {}},
+          {"T3", "banner", "welcome", {"T1", "T2"}, {}}};
+}
+
+Json file(const std::string& path, const std::string& content) {
+  return Json{{"path", path}, {"content", content}};
+}
+
+Json done(const std::string& summary, Json artifacts = Json::array()) {
+  return Json{{"status", "DONE"},
+              {"summary", summary},
+              {"evidence", Json::array()},
+              {"artifacts", artifacts}};
+}
+
+std::vector<Json> read_jsonl(const std::string& path) {
+  std::vector<Json> out;
+  std::istringstream in(test::slurp(path));
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) out.push_back(Json::parse(line));
+  return out;
+}
+
+size_t count_of(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = haystack.find(needle); pos != std::string::npos;
+       pos = haystack.find(needle, pos + 1))
+    ++n;
+  return n;
+}
+
+// One bundle "b1" of a fresh repository, ready for run-bundle: main holds
+// the test runner, the worktree sits on develop/b1, the run's bundle cursor
+// is at plan_bundle (as `devgraph demo` sets it up, through the checkpoint
+// verb).
+class RunBundle : public ::testing::Test {
+ protected:
+  test::Scratch s;
+  std::string repo = s / "repo";
+  std::string worktree = s / "wt/b1";
+  std::string run_dir = s / "run";
+  std::string bundle_dir = run_dir + "/bundles/b1";
+  std::string scenario_path = s / "scenario.json";
+  std::string fake_state = s / "fake";
+  std::vector<PlannedTask> plan = default_plan();
+  Json scenario;
+
+  void SetUp() override {
+    ASSERT_TRUE(make_directories(repo).ok());
+    sh(repo, {"git", "init", "-q", "-b", "main"});
+    sh(repo, {"git", "config", "user.name", "Test"});
+    sh(repo, {"git", "config", "user.email", "test@example.invalid"});
+    test::write_text(repo + "/run-tests.sh", kRunTests);
+    test::write_text(repo + "/README.md", "words\n");
+    sh(repo, {"git", "add", "--", "run-tests.sh", "README.md"});
+    sh(repo, {"git", "commit", "-q", "-m", "base"});
+    sh(repo, {"git", "worktree", "add", "-q", "-b", "develop/b1", worktree, "main"});
+    Json init = {
+        {"delivery", "local"},
+        {"merge_policy", "never"},
+        {"commands", {{"test", "sh run-tests.sh"}, {"build", "sh -n run-tests.sh"}}},
+        {"bundles",
+         Json::array({{{"id", "b1"}, {"title", "words of welcome"}, {"issues", Json::array()}}})}};
+    checkpoint({"init", "--repo", repo, "--default-branch", "main", "--merge", dump_py(init)});
+    Json cursor = {{"worktree", worktree}, {"branch", "develop/b1"}, {"base", "main"}};
+    checkpoint({"move", "--bundle", "b1", "--node", "plan_bundle", "--event", "BUNDLE_STARTED",
+                "--merge", dump_py(cursor)});
+    ASSERT_TRUE(make_directories(bundle_dir).ok());
+    ASSERT_TRUE(make_directories(fake_state).ok());
+    test::write_text(bundle_dir + "/spec.md", "# b1\n\nEach task adds one word file.\n");
+    scenario = base_scenario();
+  }
+
+  static void sh(const std::string& cwd, const std::vector<std::string>& argv) {
+    auto r = test::run_process(argv, {}, cwd);
+    ASSERT_EQ(r.exit_code, 0) << argv[0] << " " << argv[1] << ": " << r.err;
+  }
+
+  void checkpoint(std::vector<std::string> args) {
+    args.insert(args.begin(), {"checkpoint", run_dir});
+    auto r = test::run_devgraph(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+
+  // Planner writes the plan; tdd-writer a test that fails until the
+  // developer writes the word; everyone else approves.
+  Json base_scenario() const {
+    Json tasks = Json::array();
+    std::string md = "# Plan b1\n";
+    for (const auto& t : plan) {
+      Json files = Json::array({t.impl(), t.test()});
+      for (const auto& f : t.extra_files) files.push_back(f);
+      tasks.push_back(
+          {{"id", t.id}, {"title", t.title}, {"depends_on", t.depends_on}, {"files", files}});
+      md += "\n## Task " + t.id + ": " + t.title + "\n\nWrite `" + t.word + "` to " + t.impl() +
+            ".\n";
+    }
+    Json tasks_doc = {{"bundle", "b1"}, {"tasks", tasks}};
+    Json personas = Json::object();
+    personas["planner"] = Json::array(
+        {{{"files", Json::array({file("docs/develop/plans/b1.md", md),
+                                 file("docs/develop/plans/b1.tasks.json", dump_py(tasks_doc, 2))})},
+          {"result", done("planned")}}});
+    personas["tdd-writer"] = Json::array();
+    personas["developer"] = Json::array();
+    for (const auto& t : plan) {
+      personas["tdd-writer"].push_back(
+          {{"task", t.id},
+           {"files", Json::array({file(t.test(), "grep -qx " + t.word + " " + t.impl() + "\n")})},
+           {"result", done("red test for {task}")}});
+      personas["developer"].push_back({{"task", t.id},
+                                       {"files", Json::array({file(t.impl(), t.word + "\n")})},
+                                       {"result", done("wrote {task}")}});
+    }
+    return Json{{"default", {{"result", done("{persona} approves {task}")}}},
+                {"personas", personas}};
+  }
+
+  // Most failure paths need no dependency, and the bundle gates need one
+  // task only: fewer persona launches keep the tests fast (each launch is a
+  // devgraph process, costly under the sanitizers).
+  void two_tasks() { only(2); }
+  void one_task() { only(1); }
+  void only(size_t n) {
+    plan.resize(n);
+    scenario = base_scenario();
+  }
+
+  // Puts `rule` before the persona's other rules (the first match wins).
+  void prepend(const std::string& persona, Json rule) {
+    if (!scenario["personas"].contains(persona)) scenario["personas"][persona] = Json::array();
+    auto& list = scenario["personas"][persona];
+    list.insert(list.begin(), std::move(rule));
+  }
+
+  test::ProcessResult run(std::vector<std::string> extra = {},
+                          std::map<std::string, std::string> env = {}) {
+    test::write_text(scenario_path, dump_py(scenario, 2));
+    std::vector<std::string> args = {"run-bundle",
+                                     run_dir,
+                                     "--bundle",
+                                     "b1",
+                                     "--claude-bin",
+                                     test::test_dir() + "/fixtures/bundle/fake-claude-sim",
+                                     "--max-parallel",
+                                     "3",
+                                     "--api-backoff-seconds",
+                                     "0.05"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    env.insert({{"FAKE_SCENARIO", scenario_path},
+                {"FAKE_STATE", fake_state},
+                {"DEVGRAPH_BIN", DEVGRAPH_BIN}});
+    return test::run_devgraph(args, env);
+  }
+
+  static Json result_of(const test::ProcessResult& r) {
+    auto pos = r.out.rfind("RESULT_JSON: ");
+    if (pos == std::string::npos) return Json();
+    auto end = r.out.find('\n', pos);
+    return Json::parse(r.out.substr(pos + 13, end == std::string::npos ? end : end - pos - 13));
+  }
+
+  Json state() const { return Json::parse(test::slurp(run_dir + "/state.json")); }
+  std::vector<Json> events() const { return read_jsonl(run_dir + "/events.jsonl"); }
+  std::vector<Json> log() const { return read_jsonl(bundle_dir + "/run_bundle.log"); }
+  Json task_cursor(const std::string& t) const { return state()["tasks_runtime"]["b1/" + t]; }
+  Json saved(const std::string& persona, const std::string& task = "") const {
+    std::string dir = task.empty() ? bundle_dir : bundle_dir + "/tasks/" + task;
+    return Json::parse(test::slurp(dir + "/" + persona + ".result.json"));
+  }
+  // Lines "persona task kind" of the fake CLI's calls.
+  size_t calls(const std::string& line) const {
+    return count_of("\n" + test::slurp(fake_state + "/calls.log"), "\n" + line + "\n");
+  }
+
+  // Indices of the events of `type` whose detail matches every pair given.
+  std::vector<size_t> find(const std::string& type, const Json& where = Json::object()) const {
+    std::vector<size_t> out;
+    auto evs = events();
+    for (size_t i = 0; i < evs.size(); ++i) {
+      if (evs[i]["type"] != type) continue;
+      bool ok = true;
+      for (auto& [k, v] : where.items()) ok &= evs[i]["detail"].value(k, Json()) == v;
+      if (ok) out.push_back(i);
+    }
+    return out;
+  }
+
+  std::string git(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {"git", "-C", worktree};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = test::run_process(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  }
+  // Task trailer values of main..HEAD, one per line.
+  std::string task_trailers() const {
+    return git({"log", "--format=%(trailers:key=Devgraph-Task,valueonly)", "main..HEAD"});
+  }
+  std::string files_of(const std::string& commit) const {
+    return git({"show", "--name-only", "--format=", commit});
+  }
+  std::string commit_of(const std::string& task) const {
+    return task_cursor(task).value("commit", "");
+  }
+
+  void expect_done(const test::ProcessResult& r) {
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    Json res = result_of(r);
+    EXPECT_EQ(res["status"], "DONE") << res.dump();
+    Json c = state()["bundles_runtime"]["b1"];
+    EXPECT_EQ(c["node"], "create_pr");
+    EXPECT_EQ(c["status"], "complete");
+    EXPECT_EQ(find("BRANCH_READY").size(), 1u);
+    std::string trailers = task_trailers();
+    for (const auto& t : plan) {
+      EXPECT_EQ(task_cursor(t.id)["status"], "complete") << t.id;
+      EXPECT_EQ(count_of(trailers, "b1/" + t.id + "\n"), 1u) << t.id << "\n" << trailers;
+    }
+    EXPECT_EQ(git({"status", "--porcelain"}), "");
+    auto tests = test::run_process({"sh", "run-tests.sh"}, {}, worktree);
+    EXPECT_EQ(tests.exit_code, 0) << tests.out;
+  }
+
+  void expect_blocked(const test::ProcessResult& r, const std::string& blocker_word) {
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    Json res = result_of(r);
+    EXPECT_EQ(res["status"], "BLOCKED");
+    EXPECT_EQ(res["human_required"], true);
+    ASSERT_FALSE(res["blockers"].empty());
+    EXPECT_NE(res["blockers"][0].get<std::string>().find(blocker_word), std::string::npos)
+        << res["blockers"].dump();
+    EXPECT_TRUE(find("BRANCH_READY").empty());
+    Json file_result = Json::parse(test::slurp(bundle_dir + "/tech-lead.result.json"));
+    EXPECT_EQ(file_result["status"], "BLOCKED");
+  }
+};
+
+TEST_F(RunBundle, HappyPathCommitsEveryTaskOnceAndReadiesTheBranch) {
+  auto r = run();
+  expect_done(r);
+  Json res = result_of(r);
+  EXPECT_EQ(res["tasks_completed"], 3);
+  EXPECT_EQ(res["branch"], "develop/b1");
+  EXPECT_EQ(res["head"], git({"rev-parse", "HEAD"}).substr(0, 40));
+  // Each task's commit holds exactly its own files.
+  for (const auto& t : plan) {
+    auto files = files_of(commit_of(t.id));
+    EXPECT_EQ(files, t.impl() + "\n" + t.test() + "\n") << t.id;
+  }
+  // T1 and T2 ran side by side; T3 started only after both were committed.
+  auto started3 = find("TASK_STARTED", {{"task", "T3"}});
+  auto started2 = find("TASK_STARTED", {{"task", "T2"}});
+  auto committed1 = find("TASK_COMMITTED", {{"task", "T1"}});
+  auto committed2 = find("TASK_COMMITTED", {{"task", "T2"}});
+  ASSERT_EQ(started3.size(), 1u);
+  ASSERT_EQ(committed1.size(), 1u);
+  ASSERT_EQ(committed2.size(), 1u);
+  EXPECT_LT(started2[0], committed1[0]);
+  EXPECT_GT(started3[0], committed1[0]);
+  EXPECT_GT(started3[0], committed2[0]);
+  // Persona results on disk, and the gates in order.
+  for (const auto& t : plan)
+    for (const char* p : {"tdd-writer", "developer", "tester", "adversarial-tester"})
+      EXPECT_EQ(saved(p, t.id)["result"]["status"], "DONE") << p << " " << t.id;
+  EXPECT_EQ(saved("code-reviewer")["node"], "final_review");
+  auto passed = find("BUNDLE_VERIFY_PASSED");
+  auto approved = find("REVIEW_APPROVED");
+  ASSERT_EQ(passed.size(), 1u);
+  ASSERT_EQ(approved.size(), 1u);
+  EXPECT_LT(passed[0], approved[0]);
+  EXPECT_TRUE(find("MALFORMED_RESULT").empty());
+  EXPECT_EQ(res["persona_runs"], 1 + 3 * 4 + 2);
+}
+
+TEST_F(RunBundle, MalformedResultIsResumedOnceThenAccepted) {
+  one_task();
+  Json rule = {{"task", "T1"},
+               {"call", 1},
+               {"fail", "malformed"},
+               {"files", Json::array({file("src/T1.txt", "hello\n")})},
+               {"resume_result", done("wrote T1 (resumed)")}};
+  prepend("developer", rule);
+  auto r = run();
+  expect_done(r);
+  EXPECT_EQ(calls("developer T1 launch"), 1u);
+  EXPECT_EQ(calls("developer T1 resume"), 1u);
+  EXPECT_EQ(find("MALFORMED_RESULT", {{"persona", "developer"}, {"task", "T1"}}).size(), 1u);
+  EXPECT_EQ(saved("developer", "T1")["result"]["summary"], "wrote T1 (resumed)");
+  EXPECT_EQ(saved("developer", "T1")["outcome"], "result");
+  EXPECT_TRUE(find("BLOCKED").empty());
+}
+
+TEST_F(RunBundle, MalformedAgainAfterTheResumeBlocksTheTask) {
+  prepend("developer", {{"task", "T1"},
+                        {"fail", "malformed"},
+                        {"files", Json::array({file("src/T1.txt", "hello\n")})}});
+  auto r = run();
+  expect_blocked(r, "T1");
+  // Three launches (the first and two transient retries), each resumed once.
+  EXPECT_EQ(calls("developer T1 launch"), 3u);
+  EXPECT_EQ(calls("developer T1 resume"), 3u);
+  EXPECT_EQ(find("MALFORMED_RESULT", {{"task", "T1"}}).size(), 3u);
+  EXPECT_EQ(find("BLOCKED", {{"task", "T1"}}).size(), 2u);
+  Json saved_result = saved("developer", "T1");
+  EXPECT_EQ(saved_result["outcome"], "malformed_result");
+  EXPECT_EQ(saved_result["result"]["status"], "BLOCKED");
+  EXPECT_EQ(saved_result["result"]["blockers"], Json::array({"malformed_result"}));
+  Json c = task_cursor("T1");
+  EXPECT_EQ(c["node"], "awaiting_human");
+  EXPECT_EQ(c["status"], "waiting_human");
+  // T2 was independent and finished with only its own files; T3 never began.
+  EXPECT_EQ(task_cursor("T2")["status"], "complete");
+  EXPECT_EQ(files_of(commit_of("T2")), "src/T2.txt\ntests/T2.sh\n");
+  EXPECT_TRUE(find("TASK_STARTED", {{"task", "T3"}}).empty());
+  EXPECT_EQ(count_of(task_trailers(), "b1/"), 1u);
+  // T1's uncommitted work is still there for the human.
+  EXPECT_NE(git({"status", "--porcelain"}).find("src/T1.txt"), std::string::npos);
+}
+
+TEST_F(RunBundle, CliErrorBacksOffWhileAnotherTaskFinishes) {
+  // T1's test writer fails like an overloaded API for as long as T2 has not
+  // been committed (the fake reads events.jsonl), so the order is fixed by
+  // what happens, not by timing: T1 backs off, 50 ms doubling, while T2 runs
+  // its whole lane and commits; then T1's retry succeeds.
+  two_tasks();
+  auto r = run({}, {{"FAKE_FAIL_PERSONA", "tdd-writer"},
+                    {"FAKE_FAIL_TASK", "T1"},
+                    {"FAKE_FAIL_UNTIL_FILE", run_dir + "/events.jsonl"},
+                    {"FAKE_FAIL_UNTIL_MATCH", "TASK_COMMITTED.*\"b1/T2\""}});
+  expect_done(r);
+  auto backoffs = find("NOTE", {{"topic", "cli_error_backoff"}, {"task", "T1"}});
+  ASSERT_GE(backoffs.size(), 1u);
+  EXPECT_EQ(calls("tdd-writer T1 failed"), backoffs.size());
+  auto evs = events();
+  for (size_t i = 0; i < backoffs.size(); ++i) {
+    const Json& d = evs[backoffs[i]]["detail"];
+    EXPECT_EQ(d["attempt"], static_cast<int>(i + 1));
+    EXPECT_NEAR(d["delay_s"].get<double>(), 0.05 * static_cast<double>(1 << i), 1e-9) << i;
+    EXPECT_NE(d["error"].get<std::string>().find("API Error"), std::string::npos);
+  }
+  // One dispatch per attempt: the first and one per back-off.
+  auto dispatched = find("PERSONA_DISPATCHED", {{"persona", "tdd-writer"}, {"task", "T1"}});
+  EXPECT_EQ(dispatched.size(), backoffs.size() + 1);
+  // Order: T1 backed off, T2 committed meanwhile, then T1's test writer
+  // finished; the timestamps agree with the sequence numbers.
+  auto t2_committed = find("TASK_COMMITTED", {{"task", "T2"}});
+  auto t1_tdd = find("TDD_DONE", {{"task", "T1"}});
+  ASSERT_EQ(t2_committed.size(), 1u);
+  ASSERT_EQ(t1_tdd.size(), 1u);
+  EXPECT_LT(backoffs[0], t2_committed[0]);
+  EXPECT_LT(t2_committed[0], t1_tdd[0]);
+  std::string ts_backoff = evs[backoffs[0]]["ts"], ts_commit = evs[t2_committed[0]]["ts"],
+              ts_done = evs[t1_tdd[0]]["ts"];
+  EXPECT_LE(ts_backoff, ts_commit);
+  EXPECT_LE(ts_commit, ts_done);
+  // The runtime's own log has every back-off.
+  size_t logged = 0;
+  for (const auto& rec : log())
+    logged += rec["event"] == "backoff" && rec.value("task", Json()) == "T1";
+  EXPECT_EQ(logged, backoffs.size());
+}
+
+TEST_F(RunBundle, HangingPersonaTimesOutAndSpendsTheRetryBudget) {
+  // T2's test writer asks for help twice, then hangs on every later attempt.
+  // Only the transient-retry budget stops it: the third attempt times out
+  // and the task waits for a human. (Relaunching a timed-out persona for
+  // free would loop here until the test's own timeout.) One persona timeout
+  // of 3 s is all the test waits: three times the time an ordinary launch
+  // takes under the sanitizers on a loaded machine.
+  two_tasks();
+  prepend("tdd-writer", {{"task", "T2"}, {"after_call", 2}, {"fail", "hang"}});
+  prepend("tdd-writer", {{"task", "T2"},
+                         {"call", 2},
+                         {"result",
+                          {{"status", "NEEDS_CONTEXT"},
+                           {"summary", "which greeting?"},
+                           {"evidence", Json::array()},
+                           {"missing_context", Json::array({"the greeting"})}}}});
+  prepend("tdd-writer", {{"task", "T2"},
+                         {"call", 1},
+                         {"result",
+                          {{"status", "BLOCKED"},
+                           {"summary", "no fixture"},
+                           {"evidence", Json::array()},
+                           {"blockers", Json::array({"a fixture is missing"})}}}});
+  auto r = run({"--persona-timeout-seconds", "3"});
+  expect_blocked(r, "T2");
+  EXPECT_NE(result_of(r)["blockers"][0].get<std::string>().find("timeout"), std::string::npos)
+      << result_of(r)["blockers"].dump();
+  EXPECT_EQ(calls("tdd-writer T2 launch"), 3u);
+  auto blocked = find("BLOCKED", {{"task", "T2"}});
+  auto needs = find("NEEDS_CONTEXT", {{"task", "T2"}});
+  ASSERT_EQ(blocked.size(), 1u);
+  ASSERT_EQ(needs.size(), 1u);
+  EXPECT_EQ(events()[needs[0]]["detail"]["retry"], 2);
+  Json saved_result = saved("tdd-writer", "T2");
+  EXPECT_EQ(saved_result["outcome"], "timeout");
+  EXPECT_EQ(saved_result["result"]["status"], "BLOCKED");
+  EXPECT_EQ(saved_result["result"]["blockers"], Json::array({"timeout"}));
+  int timed_out = 0;
+  for (const auto& rec : log())
+    timed_out += rec["event"] == "finished" && rec.value("timed_out", false);
+  EXPECT_EQ(timed_out, 1);
+  auto waiting = find("AWAITING_HUMAN", {{"task", "T2"}});
+  ASSERT_EQ(waiting.size(), 1u);
+  EXPECT_EQ(task_cursor("T2")["status"], "waiting_human");
+  // T1 went on and committed only its own files.
+  EXPECT_EQ(task_cursor("T1")["status"], "complete");
+  EXPECT_EQ(files_of(commit_of("T1")), "src/T1.txt\ntests/T1.sh\n");
+}
+
+TEST_F(RunBundle, WriteOutsideTheFootprintExtendsItWhenNobodyClaimsThePath) {
+  two_tasks();
+  prepend(
+      "developer",
+      {{"task", "T1"},
+       {"files", Json::array({file("src/T1.txt", "hello\n"), file("docs/T1.md", "Say hello.\n")})},
+       {"result", done("wrote T1 and its note", Json::array({"src/T1.txt", "docs/T1.md"}))}});
+  auto r = run();
+  expect_done(r);
+  auto recovered = find("RECOVERED", {{"task", "T1"}});
+  ASSERT_EQ(recovered.size(), 1u);
+  EXPECT_EQ(events()[recovered[0]]["detail"]["footprint_extended"], Json::array({"docs/T1.md"}));
+  EXPECT_EQ(files_of(commit_of("T1")), "docs/T1.md\nsrc/T1.txt\ntests/T1.sh\n");
+  // T2, in flight beside T1, never took the note it did not write, whichever
+  // of the two reached its commit first.
+  EXPECT_EQ(files_of(commit_of("T2")), "src/T2.txt\ntests/T2.sh\n");
+  EXPECT_TRUE(find("RECOVERED", {{"task", "T2"}}).empty());
+  EXPECT_TRUE(find("FOOTPRINT_VIOLATION").empty());
+}
+
+TEST_F(RunBundle, WriteIntoAnotherInFlightTasksFootprintWaitsForAHuman) {
+  // T2 claims src/shared/*.txt and is still in flight (its test writer
+  // fails and backs off until T1's violation is recorded) when T1 reaches
+  // its commit with a note written under src/shared/: outside every
+  // footprint, and in conflict with T2's.
+  plan[1].extra_files = {"src/shared/*.txt"};
+  scenario = base_scenario();
+  prepend(
+      "developer",
+      {{"task", "T1"},
+       {"files", Json::array({file("src/T1.txt", "hello\n"), file("src/shared/T1.md", "mine\n")})},
+       {"result",
+        done("wrote T1 and a shared note", Json::array({"src/T1.txt", "src/shared/T1.md"}))}});
+  auto r = run({}, {{"FAKE_FAIL_PERSONA", "tdd-writer"},
+                    {"FAKE_FAIL_TASK", "T2"},
+                    {"FAKE_FAIL_UNTIL_FILE", run_dir + "/events.jsonl"},
+                    {"FAKE_FAIL_UNTIL_MATCH", "FOOTPRINT_VIOLATION"}});
+  expect_blocked(r, "footprint violation");
+  auto violation = find("FOOTPRINT_VIOLATION", {{"task", "T1"}});
+  ASSERT_EQ(violation.size(), 1u);
+  Json d = events()[violation[0]]["detail"];
+  EXPECT_EQ(d["outside"], Json::array({"src/shared/T1.md"}));
+  EXPECT_EQ(d["conflicts"], Json::array({"T2"}));
+  Json c = task_cursor("T1");
+  EXPECT_EQ(c["node"], "awaiting_human");
+  EXPECT_EQ(c["status"], "waiting_human");
+  EXPECT_TRUE(find("RECOVERED", {{"task", "T1"}}).empty());
+  EXPECT_EQ(c["footprint_outside"], Json::array({"src/shared/T1.md"}));
+  // T2 finished, and its commit took neither T1's stray note nor T1's own
+  // uncommitted files; both wait in the worktree for the human.
+  EXPECT_EQ(task_cursor("T2")["status"], "complete");
+  EXPECT_EQ(files_of(commit_of("T2")), "src/T2.txt\ntests/T2.sh\n");
+  EXPECT_TRUE(find("RECOVERED", {{"task", "T2"}}).empty());
+  std::string dirty = git({"status", "--porcelain", "--untracked-files=all"});
+  EXPECT_NE(dirty.find("?? src/shared/T1.md"), std::string::npos) << dirty;
+  EXPECT_NE(dirty.find("?? src/T1.txt"), std::string::npos) << dirty;
+  EXPECT_EQ(count_of(task_trailers(), "b1/"), 1u);
+  EXPECT_TRUE(find("TASK_STARTED", {{"task", "T3"}}).empty());
+}
+
+TEST_F(RunBundle, ReviewFindingsAreRepairedAndTheSecondReviewPasses) {
+  one_task();
+  Json finding = {{"file", "src/T1.txt"}, {"title", "greeting lacks a full stop"}};
+  prepend("code-reviewer", {{"call", 1},
+                            {"result",
+                             {{"status", "DONE_WITH_CONCERNS"},
+                              {"summary", "one finding"},
+                              {"evidence", Json::array()},
+                              {"findings", Json::array({finding})}}}});
+  prepend("developer",
+          {{"task", ""},
+           {"files", Json::array({file("docs/greeting.md", "hello.\n")})},
+           {"result", done("added the full stop", Json::array({"docs/greeting.md"}))}});
+  auto r = run();
+  expect_done(r);
+  EXPECT_EQ(calls("code-reviewer - launch"), 2u);
+  EXPECT_EQ(calls("developer - launch"), 1u);
+  auto findings = find("REVIEW_FINDINGS");
+  auto repaired = find("BUNDLE_REPAIR_COMMITTED");
+  auto passed = find("BUNDLE_VERIFY_PASSED");
+  auto approved = find("REVIEW_APPROVED");
+  ASSERT_EQ(findings.size(), 1u);
+  ASSERT_EQ(repaired.size(), 1u);
+  ASSERT_EQ(passed.size(), 2u);
+  ASSERT_EQ(approved.size(), 1u);
+  EXPECT_LT(passed[0], findings[0]);
+  EXPECT_LT(findings[0], repaired[0]);
+  EXPECT_LT(repaired[0], passed[1]);
+  EXPECT_LT(passed[1], approved[0]);
+  EXPECT_EQ(state()["bundles_runtime"]["b1"]["repairs"], 1);
+  std::string steps =
+      git({"log", "--format=%(trailers:key=Devgraph-Bundle-Step,valueonly)", "main..HEAD"});
+  EXPECT_EQ(count_of(steps, "b1/repair-1\n"), 1u) << steps;
+  EXPECT_NE(test::slurp(bundle_dir + "/repair-findings.md").find("greeting lacks a full stop"),
+            std::string::npos);
+}
+
+TEST_F(RunBundle, FindingThatSurvivesARepairEscalatesEarly) {
+  one_task();
+  Json finding = {{"file", "src/T1.txt"}, {"title", "greeting is rude"}};
+  prepend("code-reviewer", {{"result",
+                             {{"status", "DONE_WITH_CONCERNS"},
+                              {"summary", "still rude"},
+                              {"evidence", Json::array()},
+                              {"findings", Json::array({finding})}}}});
+  prepend("developer", {{"task", ""},
+                        {"files", Json::array({file("docs/greeting.md", "kinder.\n")})},
+                        {"result", done("tried", Json::array({"docs/greeting.md"}))}});
+  auto r = run();
+  expect_blocked(r, "survived a repair cycle");
+  // Two reviews and one repair, not the three repair cycles of the budget.
+  EXPECT_EQ(calls("code-reviewer - launch"), 2u);
+  EXPECT_EQ(calls("developer - launch"), 1u);
+  EXPECT_EQ(find("REVIEW_FINDINGS").size(), 1u);
+  Json c = state()["bundles_runtime"]["b1"];
+  EXPECT_EQ(c["node"], "awaiting_human");
+  EXPECT_EQ(c["repairs"], 1);
+  auto waiting = find("AWAITING_HUMAN");
+  ASSERT_EQ(waiting.size(), 1u);
+  EXPECT_EQ(events()[waiting[0]]["detail"]["findings"].size(), 1u);
+  // Every task stays committed; nothing was delivered.
+  EXPECT_EQ(count_of(task_trailers(), "b1/"), 1u);
+}
+
+TEST_F(RunBundle, FailingBundleVerifyIsRepairedThenDone) {
+  one_task();
+  // T1's developer writes the wrong word and its verifiers miss it: only the
+  // real test command at bundle_verify catches it.
+  prepend("developer", {{"task", "T1"},
+                        {"files", Json::array({file("src/T1.txt", "hi\n")})},
+                        {"result", done("wrote T1")}});
+  prepend("developer", {{"task", ""},
+                        {"files", Json::array({file("src/T1.txt", "hello\n")})},
+                        {"result", done("fixed T1's word", Json::array({"src/T1.txt"}))}});
+  auto r = run();
+  expect_done(r);
+  auto failed = find("BUNDLE_VERIFY_FAILED");
+  auto repaired = find("BUNDLE_REPAIR_COMMITTED");
+  auto passed = find("BUNDLE_VERIFY_PASSED");
+  ASSERT_EQ(failed.size(), 1u);
+  ASSERT_EQ(repaired.size(), 1u);
+  ASSERT_EQ(passed.size(), 1u);
+  EXPECT_LT(failed[0], repaired[0]);
+  EXPECT_LT(repaired[0], passed[0]);
+  std::string evidence = events()[failed[0]]["detail"]["evidence"];
+  EXPECT_NE(evidence.find("FAIL tests/T1.sh"), std::string::npos) << evidence;
+  EXPECT_NE(test::slurp(bundle_dir + "/repair-findings.md").find("FAIL tests/T1.sh"),
+            std::string::npos);
+  std::string last = git({"log", "-1", "--format=%s%n%(trailers:key=Devgraph-Bundle-Step)"});
+  EXPECT_NE(last.find("Devgraph-Bundle-Step: b1/repair-1"), std::string::npos) << last;
+  EXPECT_EQ(files_of("HEAD"), "src/T1.txt\n");
+}
+
+TEST_F(RunBundle, UnknownBundleIsAStateErrorBeforeAnyWork) {
+  auto before = test::slurp(run_dir + "/state.json");
+  test::write_text(scenario_path, dump_py(scenario));
+  auto r = test::run_devgraph({"run-bundle", run_dir, "--bundle", "b9", "--claude-bin",
+                               test::test_dir() + "/fixtures/bundle/fake-claude-sim"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_EQ(result_of(r)["status"], "BLOCKED");
+  EXPECT_EQ(test::slurp(run_dir + "/state.json"), before);
+  EXPECT_FALSE(path_exists(fake_state + "/calls.log"));
+}
+
+TEST_F(RunBundle, BadPersonaTimeoutIsAUsageError) {
+  auto before = test::slurp(run_dir + "/state.json");
+  for (const char* bad : {"0", "-1", "soon", "1e999"}) {
+    auto r = test::run_devgraph(
+        {"run-bundle", run_dir, "--bundle", "b1", "--persona-timeout-seconds", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--persona-timeout-seconds"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(test::slurp(run_dir + "/state.json"), before);
+  EXPECT_FALSE(path_exists(bundle_dir + "/run_bundle.log"));
+}
+
+}  // namespace
+}  // namespace devgraph
