@@ -30,7 +30,8 @@ printf '{"hook_event_name":"PreToolUse","tool_name":"Bash","cwd":"%s","tool_inpu
 printf '{"hook_event_name":"PreToolUse","tool_name":"Write","cwd":"%s","tool_input":{"file_path":"notes.md","content":"x"}}\n' \
   "$work/primary" >"$work/write.json"
 
-hyperfine --warmup 20 --min-runs 200 --export-markdown "$work/table.md" -S bash \
+hyperfine --warmup 10 --min-runs 40 --export-markdown "$work/table.md" -S bash \
+  -n "process floor: /bin/true" "/bin/true" \
   -n "devgraph check-bash (primary, allow)" "'$devgraph' guard check-bash '$cmd' --cwd '$work/primary'" \
   -n "reference check-bash (primary, allow)" "python3 '$guard_py' check-bash '$cmd' --cwd '$work/primary'" \
   -n "devgraph hook Bash (deny)" "'$devgraph' guard hook < '$work/deny.json'" \

@@ -633,12 +633,16 @@ struct Driver::Impl {
     std::string status = str(ev.result, "status");
     auto blockers = str_list(ev.result, "blockers");
     if (status == "BLOCKED" || status == "NEEDS_CONTEXT") {
-      // Capacity and provider limits are re-dispatched without spending the
-      // transient-retry budget. A timeout spends it (the reference treats it
-      // as free): a persona that hangs on every attempt would otherwise be
-      // relaunched forever, one persona timeout at a time.
-      bool transient = std::count(blockers.begin(), blockers.end(), "capacity") ||
-                       std::count(blockers.begin(), blockers.end(), "provider_limit");
+      // A provider limit reaches the driver only when its reset lies beyond
+      // the runtime's longest pause (shorter ones are waited out there), so
+      // a relaunch would meet the same limit at once: stop and ask a human.
+      if (std::count(blockers.begin(), blockers.end(), "provider_limit"))
+        return block_task(run, ev.persona + ": " + str(ev.result, "summary", status), detail);
+      // A capacity blocker (the persona ran out of context) is re-dispatched
+      // without spending the transient-retry budget. A timeout spends it
+      // (the reference treats it as free): a persona that hangs on every
+      // attempt would otherwise be relaunched forever.
+      bool transient = std::count(blockers.begin(), blockers.end(), "capacity") != 0;
       if (transient || run.retries < kMaxTransientRetries) {
         if (!transient) ++run.retries;
         Json d = detail;

@@ -8,6 +8,8 @@
 // state.json, events.jsonl, the result files and git.
 #include <gtest/gtest.h>
 
+#include <ctime>
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -403,6 +405,24 @@ TEST_F(RunBundle, CliErrorBacksOffWhileAnotherTaskFinishes) {
   for (const auto& rec : log())
     logged += rec["event"] == "backoff" && rec.value("task", Json()) == "T1";
   EXPECT_EQ(logged, backoffs.size());
+}
+
+TEST_F(RunBundle, UsageLimitResettingTomorrowWaitsForAHumanWithoutRelaunching) {
+  // A usage limit whose reset lies beyond the runtime's longest pause comes
+  // back as a provider_limit blocker. Relaunching would hit the same limit
+  // at once (and did, in a loop): the task waits for a human instead.
+  two_tasks();
+  const long long tomorrow = static_cast<long long>(::time(nullptr)) + 30 * 3600;
+  auto r =
+      run({}, {{"FAKE_FAIL_PERSONA", "tdd-writer"},
+               {"FAKE_FAIL_TASK", "T1"},
+               {"FAKE_FAIL_MESSAGE", "Claude AI usage limit reached|" + std::to_string(tomorrow)}});
+  expect_blocked(r, "T1");
+  EXPECT_EQ(calls("tdd-writer T1 failed"), 1u) << "relaunched into the same limit";
+  EXPECT_EQ(task_cursor("T1")["status"], "waiting_human");
+  Json saved_result = saved("tdd-writer", "T1");
+  EXPECT_EQ(saved_result["outcome"], "provider_limit");
+  EXPECT_EQ(saved_result["result"]["blockers"], Json::array({"provider_limit"}));
 }
 
 TEST_F(RunBundle, HangingPersonaTimesOutAndSpendsTheRetryBudget) {
