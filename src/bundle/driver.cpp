@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "bundle/placement.h"
 #include "bundle/words.h"
 #include "git/git.h"
 #include "schedule/schedule.h"
@@ -1397,6 +1398,12 @@ Expected<std::unique_ptr<Driver>> Driver::open(DriverOptions options, RunStore& 
   ctx.commands =
       s.contains("commands") && s["commands"].is_object() ? s["commands"] : Json::object();
   ctx.bundle_dir = o.run_dir + "/bundles/" + o.bundle;
+  // Placement before the first write (the bundle directory, driver.pid).
+  auto roots = guard::Roots::from_env();
+  if (auto deny = check_bundle_worktree(ctx.worktree, roots))
+    return usage("placement guard: " + *deny);
+  if (auto deny = check_write_root("run directory", o.run_dir, roots))
+    return usage("placement guard: " + *deny);
   if (auto m = make_directories(ctx.bundle_dir); !m) return usage(m.error().message);
   impl->max_parallel = o.max_parallel.value_or(graph.concurrency.max_parallel_tasks_per_bundle);
   if (impl->max_parallel < 1) return usage("--max-parallel must be at least 1");

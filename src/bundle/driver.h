@@ -88,7 +88,9 @@ struct BundleContext {
 class Driver {
  public:
   // Reads the run and the bundle cursor; exit code 3 errors on anything
-  // missing. Writes driver.pid. Touches nothing else.
+  // missing, and on a worktree or run directory the placement guard
+  // refuses (bundle/placement.h), before writing anything. Writes
+  // driver.pid. Touches nothing else.
   static Expected<std::unique_ptr<Driver>> open(DriverOptions options, RunStore& store,
                                                 const Graph& graph, CommandRunner& runner);
   ~Driver();
