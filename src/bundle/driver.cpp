@@ -199,6 +199,7 @@ struct Driver::Impl {
   Status adopt(Expected<Committed> c) {
     if (!c) return c.error();
     state = c->state;
+    if (opt.on_state) opt.on_state(state);
     return {};
   }
 

@@ -66,6 +66,9 @@ struct DriverOptions {
   // Called with each log record as it is written (the verb prints them or
   // feeds the live view); may be empty.
   std::function<void(const Json&)> on_log;
+  // Called with state.json after each transaction the driver makes (the
+  // live view); may be empty.
+  std::function<void(const Json&)> on_state;
 };
 
 struct DriverOutcome {

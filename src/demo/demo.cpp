@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 
 #include "bundle/placement.h"
 #include "bundle/run.h"
@@ -196,13 +197,22 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
     DG_CHECK(
         write_file_atomic(req.sim_scenario, dump_py(sample_scenario(kBundle, o.latency_ms), 2)));
   }
-  req.on_log = [&out](const Json& rec) {
-    std::string ev = rec.value("event", "");
-    if (ev == "start" || ev == "result" || ev == "commit_reconciled")
-      out << "  [" << ev << "] " << dump_py(rec) << "\n";
-  };
+  std::unique_ptr<bundle::LiveView> view;
+  if (o.live) {
+    view = std::make_unique<bundle::LiveView>(out, kBundle, system_clock(), *o.live);
+    req.on_log = [&view](const Json& rec) { view->on_log(rec); };
+    req.on_state = [&view](const Json& state) { view->on_state(state); };
+    req.on_tick = [&view] { view->tick(); };
+  } else {
+    req.on_log = [&out](const Json& rec) {
+      std::string ev = rec.value("event", "");
+      if (ev == "start" || ev == "result" || ev == "commit_reconciled")
+        out << "  [" << ev << "] " << dump_py(rec) << "\n";
+    };
+  }
   out << "driving bundle " << kBundle << " with the " << o.agent << " agent...\n";
   auto report = bundle::run_bundle(req);
+  if (view) view->finish();
   rep.exit_code = report.exit_code;
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
