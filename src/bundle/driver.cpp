@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "bundle/git_env.h"
 #include "bundle/placement.h"
 #include "bundle/words.h"
 #include "git/git.h"
@@ -1413,8 +1414,7 @@ Expected<std::unique_ptr<Driver>> Driver::open(DriverOptions options, RunStore& 
   impl->plan_md = ctx.worktree + "/docs/develop/plans/" + o.bundle + ".md";
   impl->tasks_json = ctx.worktree + "/docs/develop/plans/" + o.bundle + ".tasks.json";
   impl->spec_path = ctx.bundle_dir + "/spec.md";
-  std::map<std::string, std::string> env;
-  impl->git = git::make_git(runner, ctx.worktree, env);
+  impl->git = git::make_git(runner, ctx.worktree, driver_git_env());
   (void)write_file_atomic(ctx.bundle_dir + "/driver.pid", std::to_string(::getpid()) + "\n");
   return std::unique_ptr<Driver>(new Driver(std::move(impl)));
 }
