@@ -13,6 +13,7 @@
 
 #include "bundle/git_env.h"
 #include "bundle/placement.h"
+#include "bundle/run_files.h"
 #include "bundle/words.h"
 #include "git/git.h"
 #include "schedule/schedule.h"
@@ -232,7 +233,7 @@ struct Driver::Impl {
   // -- cost ledger: one line per completed persona, so the sum survives a kill
   void ledger_add(const LaunchEvent& ev) {
     Json rec = {{"handle", ev.handle}, {"persona", ev.persona}, {"cost_usd", ev.cost_usd}};
-    (void)append_durable(ctx.bundle_dir + "/ledger.jsonl", dump_py(rec) + "\n");
+    (void)append_file(ctx.bundle_dir + "/ledger.jsonl", dump_py(rec) + "\n");  // run_files.h
   }
   // Rounded to 1/10000 of a dollar, as the reference records it.
   std::pair<double, int> ledger_sum() const {
@@ -275,7 +276,7 @@ struct Driver::Impl {
     rec["cursor_moves"] = l.moves;
     auto dir = l.task ? task_dir(*l.task) : ctx.bundle_dir;
     (void)make_directories(dir);
-    (void)write_file_atomic(result_path(ev.persona, l.task), dump_py(rec, 2) + "\n");
+    (void)replace_file(result_path(ev.persona, l.task), dump_py(rec, 2) + "\n");  // run_files.h
   }
 
   // A result saved for this very visit of `node` (same cursor move count).
@@ -355,7 +356,7 @@ struct Driver::Impl {
                         {"plan_path", plan_md}};
     DG_TRY(auto text, render("task-brief", v));
     std::string path = task_dir(id) + "/brief.md";
-    DG_CHECK(write_file_atomic(path, text));
+    DG_CHECK(replace_file(path, text));  // run_files.h
     return path;
   }
 
