@@ -239,18 +239,20 @@ LiveView::LiveView(std::ostream& out, std::string bundle, const Clock& clock, Fr
 
 void LiveView::on_log(const Json& record) {
   if (finished_) return;
+  fed_ = true;
   dirty_ |= model_.on_log(record, clock_.steady());
   maybe_draw(false);
 }
 
 void LiveView::on_state(const Json& state) {
   if (finished_) return;
+  fed_ = true;
   dirty_ |= model_.on_state(state);
   maybe_draw(false);
 }
 
 void LiveView::tick() {
-  if (finished_) return;
+  if (finished_ || !fed_) return;
   // Elapsed times are shown in whole seconds: a frame a second keeps them
   // current.
   if (last_draw_ && clock_.steady() - *last_draw_ >= std::chrono::seconds(1)) dirty_ = true;
@@ -259,9 +261,10 @@ void LiveView::tick() {
 
 void LiveView::finish() {
   if (finished_) return;
+  finished_ = true;
+  if (!fed_) return;  // refused before any work: no frame, only the caller's lines
   maybe_draw(true);
   out_ << "\n" << std::flush;  // what the caller prints next goes below the frame
-  finished_ = true;
 }
 
 void LiveView::maybe_draw(bool force) {

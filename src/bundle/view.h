@@ -117,7 +117,8 @@ class LiveView {
   void on_state(const Json& state);
   // Periodic: redraws when a change is still undrawn or a second passed.
   void tick();
-  // Draws the final frame whatever the rate; later updates are ignored.
+  // Draws the final frame whatever the rate (none when nothing ever
+  // arrived: a run refused before any work); later updates are ignored.
   void finish();
 
   int redraws() const { return redraws_; }
@@ -133,6 +134,7 @@ class LiveView {
   std::chrono::milliseconds min_gap_;
   ViewModel model_;
   bool dirty_ = true;
+  bool fed_ = false;  // a record or a state arrived
   bool finished_ = false;
   int redraws_ = 0;
   int drawn_lines_ = 0;

@@ -241,5 +241,15 @@ TEST(LiveViewPolicy, FramesReplaceEachOtherInPlaceAndFinishDrawsTheLast) {
   EXPECT_EQ(v.redraws(), drawn);
 }
 
+TEST(LiveViewPolicy, NothingIsDrawnForARunThatNeverStarted) {
+  ManualClock clock;
+  std::ostringstream out;
+  LiveView v(out, "b1", clock, {80, 24});
+  v.tick();
+  v.finish();
+  EXPECT_EQ(out.str(), "");
+  EXPECT_EQ(v.redraws(), 0);
+}
+
 }  // namespace
 }  // namespace devgraph::bundle
