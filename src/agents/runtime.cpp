@@ -142,7 +142,7 @@ struct PersonaRuntime::Impl {
   // One record per line, written with a single write(2) on an O_APPEND
   // descriptor, so concurrent writers never interleave inside a line.
   void log(const std::string& event, Json fields) {
-    if (log_fd < 0 && !cfg.echo_log_to_stderr) return;
+    if (log_fd < 0 && !cfg.echo_log_to_stderr && !cfg.on_log) return;
     Json rec = Json::object();
     rec["ts"] = iso_utc(clock->wall());
     rec["bundle"] = cfg.bundle;
@@ -161,6 +161,7 @@ struct PersonaRuntime::Impl {
       }
     }
     if (cfg.echo_log_to_stderr) std::cerr << line;
+    if (cfg.on_log) cfg.on_log(rec);
   }
 
   std::string new_handle() {

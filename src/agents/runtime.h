@@ -40,6 +40,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,6 +60,9 @@ struct RuntimeConfig {
   std::string bundle;    // written into every log record
   std::string log_path;  // run_bundle.log; empty: no log
   bool echo_log_to_stderr = false;
+  // Called with every log record as it is written (the live view); may be
+  // empty.
+  std::function<void(const Json&)> on_log;
   std::string prompt_dir;     // prompt files (command, sim); empty: <log dir>/prompts
   std::string result_schema;  // agent-result.schema.json path (required)
   std::chrono::milliseconds persona_timeout{std::chrono::minutes(30)};

@@ -11,6 +11,9 @@
 #include <set>
 #include <sstream>
 
+#include "bundle/git_env.h"
+#include "bundle/placement.h"
+#include "bundle/run_files.h"
 #include "bundle/words.h"
 #include "git/git.h"
 #include "schedule/schedule.h"
@@ -198,6 +201,7 @@ struct Driver::Impl {
   Status adopt(Expected<Committed> c) {
     if (!c) return c.error();
     state = c->state;
+    if (opt.on_state) opt.on_state(state);
     return {};
   }
 
@@ -229,7 +233,7 @@ struct Driver::Impl {
   // -- cost ledger: one line per completed persona, so the sum survives a kill
   void ledger_add(const LaunchEvent& ev) {
     Json rec = {{"handle", ev.handle}, {"persona", ev.persona}, {"cost_usd", ev.cost_usd}};
-    (void)append_durable(ctx.bundle_dir + "/ledger.jsonl", dump_py(rec) + "\n");
+    (void)append_file(ctx.bundle_dir + "/ledger.jsonl", dump_py(rec) + "\n");  // run_files.h
   }
   // Rounded to 1/10000 of a dollar, as the reference records it.
   std::pair<double, int> ledger_sum() const {
@@ -272,7 +276,7 @@ struct Driver::Impl {
     rec["cursor_moves"] = l.moves;
     auto dir = l.task ? task_dir(*l.task) : ctx.bundle_dir;
     (void)make_directories(dir);
-    (void)write_file_atomic(result_path(ev.persona, l.task), dump_py(rec, 2) + "\n");
+    (void)replace_file(result_path(ev.persona, l.task), dump_py(rec, 2) + "\n");  // run_files.h
   }
 
   // A result saved for this very visit of `node` (same cursor move count).
@@ -352,7 +356,7 @@ struct Driver::Impl {
                         {"plan_path", plan_md}};
     DG_TRY(auto text, render("task-brief", v));
     std::string path = task_dir(id) + "/brief.md";
-    DG_CHECK(write_file_atomic(path, text));
+    DG_CHECK(replace_file(path, text));  // run_files.h
     return path;
   }
 
@@ -1401,6 +1405,12 @@ Expected<std::unique_ptr<Driver>> Driver::open(DriverOptions options, RunStore& 
   ctx.commands =
       s.contains("commands") && s["commands"].is_object() ? s["commands"] : Json::object();
   ctx.bundle_dir = o.run_dir + "/bundles/" + o.bundle;
+  // Placement before the first write (the bundle directory, driver.pid).
+  auto roots = guard::Roots::from_env();
+  if (auto deny = check_bundle_worktree(ctx.worktree, roots))
+    return usage("placement guard: " + *deny);
+  if (auto deny = check_write_root("run directory", o.run_dir, roots))
+    return usage("placement guard: " + *deny);
   if (auto m = make_directories(ctx.bundle_dir); !m) return usage(m.error().message);
   impl->max_parallel = o.max_parallel.value_or(graph.concurrency.max_parallel_tasks_per_bundle);
   if (impl->max_parallel < 1) return usage("--max-parallel must be at least 1");
@@ -1409,8 +1419,7 @@ Expected<std::unique_ptr<Driver>> Driver::open(DriverOptions options, RunStore& 
   impl->plan_md = ctx.worktree + "/docs/develop/plans/" + o.bundle + ".md";
   impl->tasks_json = ctx.worktree + "/docs/develop/plans/" + o.bundle + ".tasks.json";
   impl->spec_path = ctx.bundle_dir + "/spec.md";
-  std::map<std::string, std::string> env;
-  impl->git = git::make_git(runner, ctx.worktree, env);
+  impl->git = git::make_git(runner, ctx.worktree, driver_git_env());
   (void)write_file_atomic(ctx.bundle_dir + "/driver.pid", std::to_string(::getpid()) + "\n");
   return std::unique_ptr<Driver>(new Driver(std::move(impl)));
 }

@@ -66,6 +66,9 @@ struct DriverOptions {
   // Called with each log record as it is written (the verb prints them or
   // feeds the live view); may be empty.
   std::function<void(const Json&)> on_log;
+  // Called with state.json after each transaction the driver makes (the
+  // live view); may be empty.
+  std::function<void(const Json&)> on_state;
 };
 
 struct DriverOutcome {
@@ -88,7 +91,9 @@ struct BundleContext {
 class Driver {
  public:
   // Reads the run and the bundle cursor; exit code 3 errors on anything
-  // missing. Writes driver.pid. Touches nothing else.
+  // missing, and on a worktree or run directory the placement guard
+  // refuses (bundle/placement.h), before writing anything. Writes
+  // driver.pid. Touches nothing else.
   static Expected<std::unique_ptr<Driver>> open(DriverOptions options, RunStore& store,
                                                 const Graph& graph, CommandRunner& runner);
   ~Driver();

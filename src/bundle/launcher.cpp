@@ -5,7 +5,8 @@ namespace {
 
 class RuntimeLauncher final : public Launcher {
  public:
-  explicit RuntimeLauncher(std::unique_ptr<agents::PersonaRuntime> rt) : rt_(std::move(rt)) {}
+  RuntimeLauncher(std::unique_ptr<agents::PersonaRuntime> rt, Ticker ticker)
+      : rt_(std::move(rt)), ticker_(std::move(ticker)) {}
 
   Expected<std::uint64_t> launch(const agents::LaunchRequest& request) override {
     return rt_->launch(request);
@@ -14,8 +15,14 @@ class RuntimeLauncher final : public Launcher {
   std::optional<LaunchEvent> next() override {
     using K = agents::RuntimeEvent::Kind;
     while (true) {
+      rearm_tick();
       auto ev = rt_->next_event();
       if (!ev) return std::nullopt;
+      if (ev->kind == K::timer && tick_timer_ != 0 && ev->timer == tick_timer_) {
+        tick_timer_ = 0;
+        ticker_.fn();
+        continue;
+      }
       LaunchEvent out;
       out.id = ev->id;
       out.handle = ev->handle;
@@ -60,13 +67,28 @@ class RuntimeLauncher final : public Launcher {
   int persona_runs() const override { return rt_->persona_runs(); }
 
  private:
+  // The tick timer runs only while launches are outstanding: with nothing
+  // outstanding, next_event() must return at once, not wait for a tick.
+  void rearm_tick() {
+    if (!ticker_.fn) return;
+    if (rt_->outstanding() == 0) {
+      if (tick_timer_ != 0) rt_->cancel_timer(tick_timer_);
+      tick_timer_ = 0;
+    } else if (tick_timer_ == 0) {
+      tick_timer_ = rt_->add_timer(rt_->clock().steady() + ticker_.every);
+    }
+  }
+
   std::unique_ptr<agents::PersonaRuntime> rt_;
+  Ticker ticker_;
+  TimerId tick_timer_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<Launcher> runtime_launcher(std::unique_ptr<agents::PersonaRuntime> runtime) {
-  return std::make_unique<RuntimeLauncher>(std::move(runtime));
+std::unique_ptr<Launcher> runtime_launcher(std::unique_ptr<agents::PersonaRuntime> runtime,
+                                           Ticker ticker) {
+  return std::make_unique<RuntimeLauncher>(std::move(runtime), std::move(ticker));
 }
 
 }  // namespace devgraph::bundle

@@ -5,7 +5,9 @@
 // few lines.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,7 +50,16 @@ class Launcher {
   virtual int persona_runs() const = 0;
 };
 
-// Adapter over the real persona runtime.
-std::unique_ptr<Launcher> runtime_launcher(std::unique_ptr<agents::PersonaRuntime> runtime);
+// A callback run every `every` while launches are outstanding, from a timer
+// on the runtime's event loop (the live view's clock): no thread, no sleep.
+struct Ticker {
+  std::chrono::milliseconds every{250};
+  std::function<void()> fn;
+};
+
+// Adapter over the real persona runtime; with a ticker, next() also runs
+// the ticker's callback while it waits.
+std::unique_ptr<Launcher> runtime_launcher(std::unique_ptr<agents::PersonaRuntime> runtime,
+                                           Ticker ticker = {});
 
 }  // namespace devgraph::bundle

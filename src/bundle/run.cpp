@@ -45,6 +45,7 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
   opt.max_parallel = request.max_parallel;
   opt.base = request.base;
   opt.on_log = request.on_log;
+  opt.on_state = request.on_state;
   auto driver = Driver::open(opt, store, *graph, runner);
   if (!driver) return usage_report(driver.error().message);
   const BundleContext& ctx = (*driver)->context();
@@ -68,6 +69,7 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
   cfg.backend.sim_state_dir = ctx.bundle_dir + "/sim";
   cfg.bundle = request.bundle;
   cfg.log_path = ctx.bundle_dir + "/run_bundle.log";
+  cfg.on_log = request.on_log;  // the runtime's records too, as the reference prints them
   cfg.result_schema = result_schema_path(*skill);
   agents::apply_headless_minutes(cfg, h.persona_timeout_minutes, h.api_retry_minutes);
   if (request.persona_timeout_seconds)
@@ -77,7 +79,8 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
       std::chrono::milliseconds(static_cast<long long>(request.api_backoff_seconds * 1000.0));
   auto runtime = agents::PersonaRuntime::create(cfg);
   if (!runtime) return usage_report(runtime.error().message);
-  auto launcher = runtime_launcher(std::move(*runtime));
+  auto launcher =
+      runtime_launcher(std::move(*runtime), Ticker{request.tick_every, request.on_tick});
   DriverOutcome out = (*driver)->run(*launcher);
   return {out.exit_code, out.result};
 }

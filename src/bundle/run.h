@@ -3,6 +3,7 @@
 // driver. Shared by `devgraph run-bundle` and `devgraph demo`.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -26,6 +27,11 @@ struct RunBundleRequest {
   std::optional<double> persona_timeout_seconds;
   std::string sim_scenario;  // for --agent sim
   std::function<void(const Json&)> on_log;
+  // The live view's feeds (bundle/view.h); each may be empty. on_log above
+  // receives the driver's and the persona runtime's log records.
+  std::function<void(const Json&)> on_state;
+  std::function<void()> on_tick;  // every tick_every while personas run
+  std::chrono::milliseconds tick_every{250};
 };
 
 struct RunBundleReport {

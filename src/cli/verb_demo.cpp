@@ -1,8 +1,11 @@
 // `devgraph demo`: the README's quick start. Builds a sample repository and
 // drives one bundle to a ready branch with the simulated agent, offline.
+#include <unistd.h>
+
 #include <iostream>
 
 #include "agents/backend.h"
+#include "bundle/view.h"
 #include "cli/verbs.h"
 #include "demo/demo.h"
 #include "util/args.h"
@@ -18,7 +21,8 @@ int verb_demo(const VerbArgs& args) {
       .option("claude-bin", "the agent CLI binary")
       .option("model", "pin every persona to this model")
       .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
-      .option("latency-ms", "each simulated persona's time (default 300)");
+      .option("latency-ms", "each simulated persona's time (default 300)")
+      .flag("no-live", "plain progress lines even on a terminal (also NO_COLOR, TERM=dumb)");
   auto a = p.parse(args);
   if (!a) return report_error("demo", a.error());
   demo::DemoOptions o;
@@ -36,6 +40,8 @@ int verb_demo(const VerbArgs& args) {
                           p.usage_error("argument --latency-ms: invalid int value: '" + *l + "'"));
     o.latency_ms = *n;
   }
+  if (bundle::live_view_wanted(STDOUT_FILENO, a->flag("no-live")))
+    o.live = bundle::terminal_size(STDOUT_FILENO);
   auto r = demo::run_demo(o, std::cout);
   if (!r) return report_error("demo", r.error());
   return r->exit_code;

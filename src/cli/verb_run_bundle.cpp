@@ -5,10 +5,12 @@
 
 #include <cmath>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 #include "agents/backend.h"
 #include "bundle/run.h"
+#include "bundle/view.h"
 #include "cli/verbs.h"
 #include "util/args.h"
 
@@ -45,7 +47,8 @@ int verb_run_bundle(const VerbArgs& args) {
       .option("api-backoff-seconds", "first wait after a failing agent CLI; doubles per attempt")
       .option("persona-timeout-seconds",
               "wall-clock limit of one persona run (default: GRAPH.yaml, in minutes)")
-      .option("sim-scenario", "scenario file for --agent sim");
+      .option("sim-scenario", "scenario file for --agent sim")
+      .flag("no-live", "plain log lines even on a terminal (also NO_COLOR, TERM=dumb)");
   auto a = p.parse(args);
   if (!a) return report_error("run-bundle", a.error());
   bundle::RunBundleRequest req;
@@ -81,8 +84,20 @@ int verb_run_bundle(const VerbArgs& args) {
                         "'"));
     req.persona_timeout_seconds = *v;
   }
-  req.on_log = [](const Json& rec) { std::cerr << dump_py(rec) << "\n"; };
+  // On a terminal, the live view on stdout; else one JSON line per log
+  // record on stderr. Either way RESULT_JSON is the last line on stdout.
+  std::unique_ptr<bundle::LiveView> view;
+  if (bundle::live_view_wanted(STDOUT_FILENO, a->flag("no-live"))) {
+    view = std::make_unique<bundle::LiveView>(std::cout, req.bundle, system_clock(),
+                                              bundle::terminal_size(STDOUT_FILENO));
+    req.on_log = [&view](const Json& rec) { view->on_log(rec); };
+    req.on_state = [&view](const Json& state) { view->on_state(state); };
+    req.on_tick = [&view] { view->tick(); };
+  } else {
+    req.on_log = [](const Json& rec) { std::cerr << dump_py(rec) << "\n"; };
+  }
   auto report = bundle::run_bundle(req);
+  if (view) view->finish();
   std::cout << "RESULT_JSON: " << dump_py(report.result) << std::endl;
   return report.exit_code;
 }

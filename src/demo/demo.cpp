@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 
+#include "bundle/placement.h"
 #include "bundle/run.h"
 #include "bundle/words.h"
 #include "contracts/schema.h"
@@ -95,6 +97,12 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
     root = tmp.path();
   }
   root = absolute_path(root);
+  // Placement before the first write: the demo creates a repository, a
+  // worktree and a run under the root, none of which may land in a primary
+  // clone (an AI_ROOT inside a checkout would put them there).
+  auto roots = guard::Roots::from_env();
+  if (auto deny = bundle::check_write_root("demo root", root, roots))
+    return fail("placement guard: " + *deny);
   DG_CHECK(make_directories(root));
   ::setenv("AI_ROOT", root.c_str(), 1);
   rep.ai_root = root;
@@ -109,6 +117,8 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
   rep.repo = root + "/repos/tally-" + id;
   if (path_exists(rep.repo))
     return fail(rep.repo + " already exists; run the demo again in a second");
+  if (auto deny = bundle::check_write_root("sample repository", rep.repo, roots))
+    return fail("placement guard: " + *deny);
   DG_CHECK(make_directories(rep.repo));
   DG_CHECK(must(rep.repo, {"git", "init", "-q", "-b", "main"}));
   DG_CHECK(must(rep.repo, {"git", "config", "user.name", "devgraph demo"}));
@@ -124,7 +134,7 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
   out << "sample repository: " << rep.repo << " (test command: " << kSampleTestCommand << ")\n";
 
   // 3. Placement: the run directory and the canonical worktree.
-  auto roots = guard::Roots::from_env();
+  roots = guard::Roots::from_env();  // AI_ROOT is set now
   DG_TRY(auto place, guard::resolve_placement(rep.repo, std::string(kBranch), roots));
   if (!place.worktree_path)
     return fail("the placement guard gave no worktree path for " + std::string(kBranch));
@@ -132,6 +142,8 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
   if (auto deny = guard::check_worktree(rep.worktree, rep.repo, roots))
     return fail("placement guard refused the worktree: " + *deny);
   rep.run_dir = place.develop_home + "/runs/" + id;
+  if (auto deny = bundle::check_write_root("run directory", rep.run_dir, roots))
+    return fail("placement guard: " + *deny);
   rep.branch = kBranch;
   DG_CHECK(make_directories(dirname_of(rep.worktree)));
   RealCommandRunner runner;
@@ -185,13 +197,22 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
     DG_CHECK(
         write_file_atomic(req.sim_scenario, dump_py(sample_scenario(kBundle, o.latency_ms), 2)));
   }
-  req.on_log = [&out](const Json& rec) {
-    std::string ev = rec.value("event", "");
-    if (ev == "start" || ev == "result" || ev == "commit_reconciled")
-      out << "  [" << ev << "] " << dump_py(rec) << "\n";
-  };
+  std::unique_ptr<bundle::LiveView> view;
+  if (o.live) {
+    view = std::make_unique<bundle::LiveView>(out, kBundle, system_clock(), *o.live);
+    req.on_log = [&view](const Json& rec) { view->on_log(rec); };
+    req.on_state = [&view](const Json& state) { view->on_state(state); };
+    req.on_tick = [&view] { view->tick(); };
+  } else {
+    req.on_log = [&out](const Json& rec) {
+      std::string ev = rec.value("event", "");
+      if (ev == "start" || ev == "result" || ev == "commit_reconciled")
+        out << "  [" << ev << "] " << dump_py(rec) << "\n";
+    };
+  }
   out << "driving bundle " << kBundle << " with the " << o.agent << " agent...\n";
   auto report = bundle::run_bundle(req);
+  if (view) view->finish();
   rep.exit_code = report.exit_code;
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 

@@ -11,6 +11,7 @@
 #include <ostream>
 #include <string>
 
+#include "bundle/view.h"
 #include "util/expected.h"
 
 namespace devgraph::demo {
@@ -23,6 +24,9 @@ struct DemoOptions {
   std::optional<std::string> ai_root;  // overrides $AI_ROOT
   long long latency_ms = 300;          // each simulated persona's time
   int max_parallel = 3;
+  // Draw the live view (bundle/view.h) of this size on the output while
+  // the bundle runs; nullopt: plain progress lines.
+  std::optional<bundle::FrameSize> live;
 };
 
 struct DemoReport {

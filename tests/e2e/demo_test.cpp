@@ -33,11 +33,15 @@ std::string run_dir_from(const std::string& out) {
 TEST(Demo, ReachesAReadyBranchOfflineWithParallelTasks) {
   test::Scratch s;
   auto t0 = std::chrono::steady_clock::now();
-  auto r = test::run_devgraph({"demo", "--latency-ms", "100"}, {{"AI_ROOT", s.path()}});
+  // TERM names a real terminal, but stdout is a pipe: plain lines.
+  auto r = test::run_devgraph({"demo", "--latency-ms", "100"},
+                              {{"AI_ROOT", s.path()}, {"TERM", "xterm"}});
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_LT(secs, 60.0);
   EXPECT_NE(r.out.find("everything goes under " + s.path()), std::string::npos);
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+  EXPECT_NE(r.out.find("  [start] {"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("branch develop/b1 is ready"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("5 of 5 new test files fail on main"), std::string::npos) << r.out;
 
