@@ -230,6 +230,30 @@ void expect_consistent_run(const GithubBundle& b, const std::string& when) {
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 
+// After a kill from outside, which may land inside a store transaction:
+// the log holds events 1..state.event_seq without a gap, plus at most the
+// one line the dying transaction appended before it could save state.json
+// (whole or torn). The next transaction cuts that line off; `validate run`
+// names it until then.
+void expect_recoverable_run(const GithubBundle& b, const std::string& when) {
+  SCOPED_TRACE(when);
+  long long seq = b.state()["event_seq"].get<long long>();
+  auto lines = lines_of(test::slurp(b.run + "/events.jsonl"));
+  ASSERT_GE(lines.size(), static_cast<size_t>(seq));
+  ASSERT_LE(lines.size(), static_cast<size_t>(seq) + 1);
+  for (long long i = 0; i < seq; ++i)
+    ASSERT_EQ(Json::parse(lines[i])["seq"], i + 1) << "event line " << i + 1;
+  auto v = test::run_devgraph({"validate", "run", b.run});
+  if (lines.size() == static_cast<size_t>(seq)) {
+    EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  } else {
+    EXPECT_EQ(v.exit_code, 1);
+    EXPECT_TRUE(v.out.find("past state.event_seq") != std::string::npos ||
+                v.out.find("torn") != std::string::npos)
+        << v.out;
+  }
+}
+
 // Everything a finished github bundle must show, however many times the
 // driver was killed on the way.
 void expect_delivered_once(const GithubBundle& b, const test::ProcessResult& last) {
@@ -451,12 +475,12 @@ pid_t spawn_group(const GithubBundle& b, const std::string& log) {
 TEST(RunBundleResumeOutside, RandomGroupKillsUntilDone) {
   GithubBundle b;
   std::mt19937 rng(20261130);
-  // A whole run takes one to a few seconds here; kills every 0.1-0.5 s let
-  // each run make some progress, so the chain ends.
-  std::uniform_int_distribution<int> delay_ms(100, 500);
+  // A whole run takes one to a few seconds; instants up to 1.2 s land in
+  // every stage and still let most runs make some progress.
+  std::uniform_int_distribution<int> delay_ms(50, 1200);
   int kills = 0;
   bool finished = false;
-  for (int round = 0; round < 40 && !finished; ++round) {
+  for (int round = 0; round < 12 && !finished; ++round) {
     pid_t pid = spawn_group(b, b.s / "outside.log");
     ASSERT_GT(pid, 0);
     // Choosing the kill instant is the point of this test, not a wait.
@@ -467,7 +491,7 @@ TEST(RunBundleResumeOutside, RandomGroupKillsUntilDone) {
     if (WIFSIGNALED(st)) {
       ASSERT_EQ(WTERMSIG(st), SIGKILL);
       ++kills;
-      expect_consistent_run(b, "after outside kill " + std::to_string(kills));
+      expect_recoverable_run(b, "after outside kill " + std::to_string(kills));
       if (::testing::Test::HasFatalFailure()) return;
     } else {
       ASSERT_TRUE(WIFEXITED(st));
@@ -479,6 +503,7 @@ TEST(RunBundleResumeOutside, RandomGroupKillsUntilDone) {
   auto last = b.run_bundle();
   expect_delivered_once(b, last);
   RecordProperty("outside_kills", kills);
+  std::cout << "outside kills: " << kills << ", finished on its own: " << finished << "\n";
 }
 
 }  // namespace
