@@ -391,6 +391,27 @@ TEST(RunBundleGithub, NeverPolicyLeavesAutoMergeOff) {
   EXPECT_EQ(count_prefixed(b.gh_calls(), "pr\tmerge"), 0u);
 }
 
+// A path of T3 already staged when the run starts (as a persona that ran
+// `git add` itself, or a run killed between `git add` and `git commit`,
+// would leave it) stays out of the plan's and T1's commits: each commit
+// takes its own paths only, and T3 still gets its commit.
+TEST(RunBundleGithub, PathsStagedForAnotherTaskStayOutOfACommit) {
+  GithubBundle b;
+  const auto tasks = demo::sample_tasks();
+  auto t3 = std::find_if(tasks.begin(), tasks.end(), [](const auto& t) { return t.id == "T3"; });
+  ASSERT_NE(t3, tasks.end());
+  EXPECT_TRUE(make_directories(dirname_of(b.wt + "/" + t3->impl.path)));
+  test::write_text(b.wt + "/" + t3->impl.path, t3->impl.content);
+  git_out(b.wt, {"add", "--", t3->impl.path});
+  auto r = b.run_bundle();
+  expect_delivered_once(b, r);
+  std::string t3_commit = b.state()["tasks_runtime"]["b1/T3"].value("commit", "");
+  auto files = git_out(b.wt, {"show", "--name-only", "--format=", t3_commit});
+  EXPECT_EQ(count_lines(files, t3->impl.path), 1u) << files;
+  auto touching = git_out(b.wt, {"log", "--format=%H", "origin/main..HEAD", "--", t3->impl.path});
+  EXPECT_EQ(touching, t3_commit);
+}
+
 // ---------------------------------------------------------------------------
 // SIGKILL and resume at one point of the bundle.
 
@@ -450,7 +471,9 @@ TEST_P(RunBundleResume, KilledOnceThenResumedDeliversExactlyOnce) {
   EXPECT_EQ(killed.out.find("RESULT_JSON"), std::string::npos);
   expect_consistent_run(b, "right after the kill");
   auto saved = b.saved_results();
-  if (std::string(p.crash) != "launch:1") EXPECT_FALSE(saved.empty());
+  if (std::string(p.crash) != "launch:1") {
+    EXPECT_FALSE(saved.empty());
+  }
   auto resumed = b.run_bundle();
   expect_delivered_once(b, resumed);
   // A persona whose result was saved before the kill was not run again:
