@@ -1174,7 +1174,7 @@ struct Driver::Impl {
   }
 
   Expected<std::optional<Json>> existing_pr() {
-    DG_TRY(auto r, gh({"pr", "view", ctx.branch, "--json", "number,url"}));
+    DG_TRY(auto r, gh({"pr", "view", ctx.branch, "--json", "number,url,autoMergeRequest"}));
     if (!r.ok()) return std::optional<Json>();
     auto j = parse_json(r.out, "gh pr view");
     if (!j || !j->is_object() || !j->contains("number")) return std::optional<Json>();
@@ -1241,7 +1241,13 @@ struct Driver::Impl {
       }
       long long number = (*found)["number"].is_number() ? (*found)["number"].get<long long>() : 0;
       std::string auto_merge = "off";
-      if (ctx.merge_policy == "auto_when_checks_pass") {
+      // A run killed after enabling auto-merge finds it enabled on the pull
+      // request and does not ask again.
+      bool already =
+          found->contains("autoMergeRequest") && (*found)["autoMergeRequest"].is_object();
+      if (ctx.merge_policy == "auto_when_checks_pass" && already) {
+        auto_merge = "enabled";
+      } else if (ctx.merge_policy == "auto_when_checks_pass") {
         DG_TRY(auto m, gh({"pr", "merge", std::to_string(number), "--auto", "--merge"}));
         auto_merge = m.ok() ? "enabled" : "unavailable";
         crash_point("merged");

@@ -305,7 +305,7 @@ void expect_delivered_once(const GithubBundle& b, const test::ProcessResult& las
   EXPECT_EQ(count_lines(body, "Closes #34"), 1u) << body;
   EXPECT_EQ(count_prefixed(body, "Closes #"), 2u) << body;
   bool auto_merge = b.merge_policy == "auto_when_checks_pass";
-  EXPECT_EQ(count_lines(calls, "pr\tmerge\t1\t--auto\t--merge") > 0, auto_merge) << calls;
+  EXPECT_EQ(count_lines(calls, "pr\tmerge\t1\t--auto\t--merge"), auto_merge ? 1u : 0u) << calls;
   EXPECT_NE(test::slurp(b.gh_dir + "/pr-1.fields")
                 .find(auto_merge ? "autoMerge=true" : "autoMerge=false"),
             std::string::npos);
