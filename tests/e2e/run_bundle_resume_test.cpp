@@ -135,6 +135,7 @@ struct GithubBundle {
   std::string bin = s / "bin";
   std::string scenario = s / "scenario.json";
   std::string merge_policy;
+  std::string gh_auto_merge;  // FAKE_GH_AUTO_MERGE: "fail" refuses auto-merge
 
   explicit GithubBundle(std::string policy = "auto_when_checks_pass")
       : merge_policy(std::move(policy)) {
@@ -195,7 +196,7 @@ struct GithubBundle {
     auto e = kGitEnv;
     e.insert({{"PATH", bin + ":" + (path ? path : "/usr/bin:/bin")},
               {"FAKE_GH_DIR", gh_dir},
-              {"FAKE_GH_AUTO_MERGE", ""},
+              {"FAKE_GH_AUTO_MERGE", gh_auto_merge},
               {"DEVGRAPH_BUNDLE_CRASH_AT", crash}});
     return e;
   }
@@ -305,9 +306,10 @@ void expect_delivered_once(const GithubBundle& b, const test::ProcessResult& las
   EXPECT_EQ(count_lines(body, "Closes #34"), 1u) << body;
   EXPECT_EQ(count_prefixed(body, "Closes #"), 2u) << body;
   bool auto_merge = b.merge_policy == "auto_when_checks_pass";
+  bool refused = b.gh_auto_merge == "fail";
   EXPECT_EQ(count_lines(calls, "pr\tmerge\t1\t--auto\t--merge"), auto_merge ? 1u : 0u) << calls;
   EXPECT_NE(test::slurp(b.gh_dir + "/pr-1.fields")
-                .find(auto_merge ? "autoMerge=true" : "autoMerge=false"),
+                .find(auto_merge && !refused ? "autoMerge=true" : "autoMerge=false"),
             std::string::npos);
   EXPECT_FALSE(path_exists(b.gh_dir + "/pr-2.fields"));
 
@@ -346,10 +348,16 @@ void expect_delivered_once(const GithubBundle& b, const test::ProcessResult& las
   EXPECT_EQ(cursor["head"], head);
   Json pr = {{"number", 1},
              {"url", "https://github.invalid/owner/repo/pull/1"},
-             {"auto_merge", auto_merge ? "enabled" : "off"}};
+             {"auto_merge", !auto_merge ? "off"
+                            : refused   ? "unavailable"
+                                        : "enabled"}};
   EXPECT_EQ(cursor["pr"], pr);
   EXPECT_EQ(result["pr"], pr);
   EXPECT_EQ(state["prs"], Json::array());
+  EXPECT_EQ(cursor["persona_runs"], result["persona_runs"]);
+  // planner, four personas per task, code and documentation reviewers; a
+  // persona killed before its result was saved runs again and counts twice.
+  EXPECT_GE(cursor["persona_runs"].get<int>(), 3 + 4 * static_cast<int>(kTasks.size()));
 
   // One PR_CREATED and one TASK_COMMITTED per task in the log.
   std::map<std::string, int> committed;
@@ -389,6 +397,16 @@ TEST(RunBundleGithub, NeverPolicyLeavesAutoMergeOff) {
   auto r = b.run_bundle();
   expect_delivered_once(b, r);
   EXPECT_EQ(count_prefixed(b.gh_calls(), "pr\tmerge"), 0u);
+}
+
+TEST(RunBundleGithub, RefusedAutoMergeIsRecordedAndTheBundleIsStillDone) {
+  GithubBundle b;
+  b.gh_auto_merge = "fail";
+  auto r = b.run_bundle();
+  expect_delivered_once(b, r);
+  int unavailable = 0;
+  for (const auto& e : b.events()) unavailable += e["type"] == "AUTO_MERGE_UNAVAILABLE";
+  EXPECT_EQ(unavailable, 1);
 }
 
 // A path of T3 already staged when the run starts (as a persona that ran
