@@ -11,6 +11,7 @@
 // without gaps.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -240,6 +241,21 @@ struct GithubBundle {
     return n;
   }
 };
+
+// The driver's children (agents, git) run in process groups of their own,
+// so a SIGKILLed driver leaves them running for a moment: an agent still
+// writing its files, a `git commit` still holding index.lock. As a child
+// subreaper the test inherits them and, after each kill, waits for every
+// one to exit before it starts the next run, so no run races the leftovers
+// of the one before.
+void adopt_orphans() {
+  static const bool ok = ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+  EXPECT_TRUE(ok);
+}
+void reap_orphans() {
+  while (::waitpid(-1, nullptr, 0) > 0) {
+  }
+}
 
 Json result_line(const std::string& out) {
   auto pos = out.rfind("RESULT_JSON: ");
@@ -492,7 +508,9 @@ TEST_P(RunBundleResume, KilledOnceThenResumedDeliversExactlyOnce) {
   const KillPoint& p = GetParam();
   SCOPED_TRACE(std::string(p.crash) + ": " + p.window);
   GithubBundle b;
+  adopt_orphans();
   auto killed = b.run_bundle(p.crash);
+  reap_orphans();
   ASSERT_EQ(killed.signal, SIGKILL)
       << "the crash point was never reached; exit " << killed.exit_code << "\n"
       << killed.out << killed.err;
@@ -547,6 +565,7 @@ pid_t spawn_group(const GithubBundle& b, const std::string& log) {
 }
 
 TEST(RunBundleResumeOutside, RandomGroupKillsUntilDone) {
+  adopt_orphans();
   GithubBundle b;
   std::mt19937 rng(20261130);
   // A whole run takes one to a few seconds; instants up to 0.4 s land in
@@ -563,6 +582,7 @@ TEST(RunBundleResumeOutside, RandomGroupKillsUntilDone) {
     ::kill(-pid, SIGKILL);
     int st = 0;
     ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+    reap_orphans();
     if (WIFSIGNALED(st)) {
       ASSERT_EQ(WTERMSIG(st), SIGKILL);
       ++kills;
