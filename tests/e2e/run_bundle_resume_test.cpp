@@ -1,7 +1,7 @@
 // `devgraph run-bundle` with github delivery, end to end: a real bare
 // repository as `origin`, the fake GitHub CLI (tests/fixtures/bundle/fake-gh,
 // found through PATH as the driver finds the real one) and the simulated
-// agent playing the demo's five-task plan.
+// agent playing three of the demo's tasks.
 //
 // The resume tests SIGKILL the driver at one point of the bundle (a crash
 // point, DEVGRAPH_BUNDLE_CRASH_AT, or an outside kill at a random instant),
