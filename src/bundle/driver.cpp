@@ -105,9 +105,20 @@ std::string plan_section(const std::string& plan, const std::string& id) {
 }
 
 // Crash injection for the resume tests: DEVGRAPH_BUNDLE_CRASH_AT=LABEL:N
-// makes the driver SIGKILL itself the Nth time it reaches LABEL ("move",
-// "moved", "commit", "committed", "launch", "push", "pr"). Unset in
-// production; it costs one getenv per process.
+// makes the driver SIGKILL itself the Nth time it reaches LABEL. The labels
+// mark the windows a resume must survive:
+//   launch     before a persona is launched
+//   saved      a persona's result file is written, nothing has used it yet
+//   move       before a cursor move; moved: right after it
+//   commit     commit intent recorded and paths staged, before `git commit`
+//   committed  after `git commit`, before the move that records it
+//   push       push intent recorded, before `git push`
+//   pushed     after the push, before the pull request is looked up
+//   pr         pull request intent recorded, before `gh pr create`
+//   pr_created after `gh pr create`, before it is read back
+//   merged     after `gh pr merge --auto`, before PR_CREATED is recorded
+//   delivered  after the final move, before the result is written
+// Unset in production; it costs one getenv per process.
 void crash_point(const char* label) {
   static const std::string spec = [] {
     const char* v = std::getenv("DEVGRAPH_BUNDLE_CRASH_AT");
@@ -451,6 +462,7 @@ struct Driver::Impl {
                                              {"reason", clip(ev->detail, 300)}});
       ledger_add(*ev);
       save_result(*ev, l);
+      crash_point("saved");
       return std::make_pair(std::move(*ev), std::move(l));
     }
   }
@@ -1170,7 +1182,7 @@ struct Driver::Impl {
   }
 
   Expected<std::optional<Json>> existing_pr() {
-    DG_TRY(auto r, gh({"pr", "view", ctx.branch, "--json", "number,url"}));
+    DG_TRY(auto r, gh({"pr", "view", ctx.branch, "--json", "number,url,autoMergeRequest"}));
     if (!r.ok()) return std::optional<Json>();
     auto j = parse_json(r.out, "gh pr view");
     if (!j || !j->is_object() || !j->contains("number")) return std::optional<Json>();
@@ -1206,6 +1218,7 @@ struct Driver::Impl {
             event("NOTE", Json{{"topic", "push_intent"}, {"bundle", opt.bundle}, {"head", head}}));
         crash_point("push");
         DG_CHECK(git->push("origin", ctx.branch));
+        crash_point("pushed");
       }
       DG_TRY(auto found, existing_pr());
       if (!found) {
@@ -1229,15 +1242,23 @@ struct Driver::Impl {
                            "--title", clip("feat(" + opt.bundle + "): " + bundle_title(), 72),
                            "--body-file", body_path}));
         if (!r.ok()) return fail("gh pr create failed: " + clip(r.err, 300));
+        crash_point("pr_created");
         DG_TRY(auto again, existing_pr());
         if (!again) return fail("gh pr view cannot find the pull request just created");
         found = again;
       }
       long long number = (*found)["number"].is_number() ? (*found)["number"].get<long long>() : 0;
       std::string auto_merge = "off";
-      if (ctx.merge_policy == "auto_when_checks_pass") {
+      // A run killed after enabling auto-merge finds it enabled on the pull
+      // request and does not ask again.
+      bool already =
+          found->contains("autoMergeRequest") && (*found)["autoMergeRequest"].is_object();
+      if (ctx.merge_policy == "auto_when_checks_pass" && already) {
+        auto_merge = "enabled";
+      } else if (ctx.merge_policy == "auto_when_checks_pass") {
         DG_TRY(auto m, gh({"pr", "merge", std::to_string(number), "--auto", "--merge"}));
         auto_merge = m.ok() ? "enabled" : "unavailable";
+        crash_point("merged");
         (void)event(m.ok() ? "AUTO_MERGE_ENABLED" : "AUTO_MERGE_UNAVAILABLE",
                     Json{{"bundle", opt.bundle}, {"pr", number}, {"detail", clip(m.err, 200)}});
       }
@@ -1250,6 +1271,7 @@ struct Driver::Impl {
           Json{
               {"branch", ctx.branch}, {"head", head}, {"cost_usd", cost}, {"persona_runs", runs}}));
     }
+    crash_point("delivered");
     return final_result(head, pr);
   }
 

@@ -19,7 +19,8 @@
 //   committing; bundle repairs, documentation alignment and the plan carry
 //   their own trailers; a push is skipped when the remote branch already
 //   points at HEAD; a pull request is looked up with `gh pr view` before
-//   `gh pr create`. Intent events are recorded before each of them.
+//   `gh pr create`, and auto-merge is asked for only when the pull request
+//   does not have it yet. Intent events are recorded before each of them.
 // - Commits stage and commit exactly the task's changed paths (`git add --
 //   <pathspec>` and `git commit -- <pathspec>` from the footprint check),
 //   never -A and never the whole index. Tasks waiting for a human keep their
