@@ -491,6 +491,7 @@ Expected<std::unique_ptr<PersonaRuntime>> PersonaRuntime::create(RuntimeConfig c
     return fail("--agent " + std::string(backend_name(config.backend.kind)) +
                 " needs a directory for prompt files (no log path given)");
   DG_TRY(ChildLoop loop, ChildLoop::create(clock));
+  if (!config.children_record.empty()) loop.record_children_in(config.children_record);
   int log_fd = -1;
   if (!config.log_path.empty()) {
     DG_CHECK(make_directories(dirname_of(absolute_path(config.log_path))));

@@ -59,6 +59,9 @@ struct RuntimeConfig {
   BackendOptions backend;
   std::string bundle;    // written into every log record
   std::string log_path;  // run_bundle.log; empty: no log
+  // Where the live children are recorded for a successor (proc/leftovers.h);
+  // empty: not recorded.
+  std::string children_record;
   bool echo_log_to_stderr = false;
   // Called with every log record as it is written (the live view); may be
   // empty.

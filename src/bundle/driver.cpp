@@ -13,12 +13,13 @@
 
 #include "bundle/git_env.h"
 #include "bundle/placement.h"
-#include "bundle/run_files.h"
 #include "bundle/words.h"
 #include "git/git.h"
+#include "proc/leftovers.h"
 #include "schedule/schedule.h"
 #include "templates/render.h"
 #include "util/fs.h"
+#include "util/unsynced_files.h"
 
 namespace devgraph::bundle {
 namespace {
@@ -137,6 +138,8 @@ void crash_point(const char* label) {
 // ---------------------------------------------------------------------------
 
 struct Driver::Impl {
+  std::optional<FileLock> bundle_lock;  // held for the driver's lifetime
+  int leftovers_ended = 0;              // children of a killed predecessor
   enum class Stage { none, tdd, implement, verify, repair, commit, done, blocked };
 
   struct TaskRun {
@@ -244,7 +247,8 @@ struct Driver::Impl {
   // -- cost ledger: one line per completed persona, so the sum survives a kill
   void ledger_add(const LaunchEvent& ev) {
     Json rec = {{"handle", ev.handle}, {"persona", ev.persona}, {"cost_usd", ev.cost_usd}};
-    (void)append_file(ctx.bundle_dir + "/ledger.jsonl", dump_py(rec) + "\n");  // run_files.h
+    (void)append_file(ctx.bundle_dir + "/ledger.jsonl",
+                      dump_py(rec) + "\n");  // util/unsynced_files.h
   }
   // Rounded to 1/10000 of a dollar, as the reference records it.
   std::pair<double, int> ledger_sum() const {
@@ -287,7 +291,8 @@ struct Driver::Impl {
     rec["cursor_moves"] = l.moves;
     auto dir = l.task ? task_dir(*l.task) : ctx.bundle_dir;
     (void)make_directories(dir);
-    (void)replace_file(result_path(ev.persona, l.task), dump_py(rec, 2) + "\n");  // run_files.h
+    (void)replace_file(result_path(ev.persona, l.task),
+                       dump_py(rec, 2) + "\n");  // util/unsynced_files.h
   }
 
   // A result saved for this very visit of `node` (same cursor move count).
@@ -367,7 +372,7 @@ struct Driver::Impl {
                         {"plan_path", plan_md}};
     DG_TRY(auto text, render("task-brief", v));
     std::string path = task_dir(id) + "/brief.md";
-    DG_CHECK(replace_file(path, text));  // run_files.h
+    DG_CHECK(replace_file(path, text));  // util/unsynced_files.h
     return path;
   }
 
@@ -1338,6 +1343,7 @@ struct Driver::Impl {
   // -- the whole bundle ---------------------------------------------------------------
 
   DriverOutcome run() {
+    if (leftovers_ended > 0) log("leftovers_ended", Json{{"process_groups", leftovers_ended}});
     Json c = cursor();
     std::string node = str(c, "node", "plan_bundle");
     log("start", Json{{"node", node},
@@ -1434,6 +1440,22 @@ Expected<std::unique_ptr<Driver>> Driver::open(DriverOptions options, RunStore& 
   if (auto deny = check_write_root("run directory", o.run_dir, roots))
     return usage("placement guard: " + *deny);
   if (auto m = make_directories(ctx.bundle_dir); !m) return usage(m.error().message);
+  // One driver per bundle. flock ends with its holder, so a killed driver
+  // never leaves the bundle locked; once the lock is held, whatever the
+  // previous driver launched is an orphan and is ended before anything new
+  // starts (proc/leftovers.h): two writers must never share a worktree.
+  auto lock = FileLock::try_acquire(ctx.bundle_dir + "/driver.lock");
+  if (!lock) return usage(lock.error().message);
+  if (!*lock) {
+    auto pid = read_file(ctx.bundle_dir + "/driver.pid");
+    std::string who;
+    if (pid && !pid->empty()) who = " (pid " + pid->substr(0, pid->find('\n')) + ")";
+    return usage("bundle " + o.bundle + " is being driven by another process" + who);
+  }
+  impl->bundle_lock = std::move(**lock);
+  auto ended = end_leftover_children(ctx.bundle_dir + "/" + kChildrenRecord);
+  if (!ended) return usage(ended.error().message);
+  impl->leftovers_ended = *ended;
   impl->max_parallel = o.max_parallel.value_or(graph.concurrency.max_parallel_tasks_per_bundle);
   if (impl->max_parallel < 1) return usage("--max-parallel must be at least 1");
   impl->max_live =

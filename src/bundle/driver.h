@@ -57,6 +57,9 @@ namespace devgraph::bundle {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitBlocked = 2;
 inline constexpr int kExitUsage = 3;
+// <run>/bundles/<bundle>/live-children: the persona processes alive now
+// (proc/leftovers.h); a driver that opens the bundle ends any left there.
+inline constexpr const char* kChildrenRecord = "live-children";
 
 struct DriverOptions {
   std::string run_dir;

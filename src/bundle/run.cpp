@@ -69,6 +69,7 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
   cfg.backend.sim_state_dir = ctx.bundle_dir + "/sim";
   cfg.bundle = request.bundle;
   cfg.log_path = ctx.bundle_dir + "/run_bundle.log";
+  cfg.children_record = ctx.bundle_dir + "/" + kChildrenRecord;
   cfg.on_log = request.on_log;  // the runtime's records too, as the reference prints them
   cfg.result_schema = result_schema_path(*skill);
   agents::apply_headless_minutes(cfg, h.persona_timeout_minutes, h.api_retry_minutes);

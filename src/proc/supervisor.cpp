@@ -1,5 +1,7 @@
 #include "proc/supervisor.h"
 
+#include "proc/leftovers.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -89,6 +91,7 @@ struct ChildLoop::Impl {
   std::unordered_map<TimerId, Timer> timers;
   std::unordered_map<WatchId, int> watches;
   std::deque<LoopEvent> ready;
+  std::optional<ChildRecord> record;  // see proc/leftovers.h
 
   ~Impl() {
     for (auto& [id, c] : children) {
@@ -96,6 +99,7 @@ struct ChildLoop::Impl {
       int status = 0;
       while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
       }
+      if (record) record->remove(c.pid);
       close_child_fds(c);
     }
     if (epfd >= 0) ::close(epfd);
@@ -187,6 +191,7 @@ struct ChildLoop::Impl {
     cancel_timer(c.timeout_timer);
     cancel_timer(c.kill_timer);
     close_child_fds(c);
+    if (record) record->remove(c.pid);
     children.erase(it);
     ready.emplace_back(std::move(ex));
   }
@@ -256,6 +261,10 @@ ChildLoop& ChildLoop::operator=(ChildLoop&& other) noexcept {
   }
   return *this;
 }
+void ChildLoop::record_children_in(const std::string& path) {
+  impl_->record.emplace(path);
+}
+
 ChildLoop::~ChildLoop() {
   delete impl_;
 }
@@ -323,6 +332,7 @@ Expected<ChildId> ChildLoop::spawn(const ChildSpec& spec) {
   c.id = id;
   c.pid = pid;
   c.pidfd = pidfd;
+  if (im.record) im.record->add(pid);
   c.fds[0] = out_pipe[0];
   c.fds[1] = err_pipe[0];
   c.cap = spec.max_output_bytes ? spec.max_output_bytes : 1;

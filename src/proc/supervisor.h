@@ -105,6 +105,10 @@ class ChildLoop {
   // wait for (no children, timers or watched descriptors).
   std::optional<LoopEvent> wait(std::optional<SteadyTime> until = std::nullopt);
 
+  // Keeps `path` listing the live children (pid and start time), so a
+  // successor can end them if this process is killed: proc/leftovers.h.
+  void record_children_in(const std::string& path);
+
   size_t running() const;
   size_t timers() const;
   const Clock& clock() const;

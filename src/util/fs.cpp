@@ -155,6 +155,20 @@ Expected<FileLock> FileLock::acquire(const std::string& path) {
   return FileLock(fd);
 }
 
+Expected<std::optional<FileLock>> FileLock::try_acquire(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return fail(errno_text("cannot open lock file", path));
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) return std::optional<FileLock>();
+    errno = err;
+    return fail(errno_text("cannot lock", path));
+  }
+  return std::optional<FileLock>(FileLock(fd));
+}
+
 FileLock::FileLock(FileLock&& other) noexcept : fd_(other.fd_) {
   other.fd_ = -1;
 }

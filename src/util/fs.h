@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -39,6 +40,8 @@ class FileLock {
  public:
   // Blocks until the lock is held. Creates the lock file when missing.
   static Expected<FileLock> acquire(const std::string& path);
+  // Takes the lock only if nobody holds it: nullopt when somebody does.
+  static Expected<std::optional<FileLock>> try_acquire(const std::string& path);
   FileLock(FileLock&& other) noexcept;
   FileLock& operator=(FileLock&& other) noexcept;
   FileLock(const FileLock&) = delete;

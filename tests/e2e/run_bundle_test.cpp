@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "support/test_util.h"
+#include "util/fs.h"
 #include "util/json.h"
 
 namespace devgraph {
@@ -634,6 +635,21 @@ TEST_F(RunBundle, UnknownBundleIsAStateErrorBeforeAnyWork) {
                                test::test_dir() + "/fixtures/bundle/fake-claude-sim"});
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_EQ(result_of(r)["status"], "BLOCKED");
+  EXPECT_EQ(test::slurp(run_dir + "/state.json"), before);
+  EXPECT_FALSE(path_exists(fake_state + "/calls.log"));
+}
+
+TEST_F(RunBundle, ASecondDriverForTheSameBundleIsRefused) {
+  // This test holds the bundle's driver lock, as a live driver would.
+  auto held = FileLock::acquire(bundle_dir + "/driver.lock");
+  ASSERT_TRUE(held.ok());
+  test::write_text(bundle_dir + "/driver.pid", "4242\n");
+  auto before = test::slurp(run_dir + "/state.json");
+  test::write_text(scenario_path, dump_py(scenario));
+  auto r = test::run_devgraph({"run-bundle", run_dir, "--bundle", "b1", "--claude-bin",
+                               test::test_dir() + "/fixtures/bundle/fake-claude-sim"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("being driven by another process (pid 4242)"), std::string::npos) << r.out;
   EXPECT_EQ(test::slurp(run_dir + "/state.json"), before);
   EXPECT_FALSE(path_exists(fake_state + "/calls.log"));
 }

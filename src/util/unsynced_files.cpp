@@ -1,4 +1,4 @@
-#include "bundle/run_files.h"
+#include "util/unsynced_files.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace devgraph::bundle {
+namespace devgraph {
 namespace {
 
 Status write_all(int fd, std::string_view content, const std::string& path) {
@@ -44,4 +44,4 @@ Status append_file(const std::string& path, std::string_view content) {
   return st;
 }
 
-}  // namespace devgraph::bundle
+}  // namespace devgraph

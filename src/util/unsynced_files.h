@@ -1,5 +1,7 @@
-// Writing the bundle's own bookkeeping files (persona result files, task
-// briefs, the cost ledger) without fsync.
+// Files that must be whole or absent after a kill, but need not survive a
+// machine crash, written without fsync: the bundle driver's bookkeeping
+// (persona result files, task briefs, the cost ledger) and the supervisor's
+// record of live children.
 //
 // Why no fsync: the failure resume is built for is the driver being killed
 // (SIGKILL at any instant). A killed process loses nothing it has written
@@ -18,7 +20,7 @@
 
 #include "util/expected.h"
 
-namespace devgraph::bundle {
+namespace devgraph {
 
 // Replaces `path` atomically (temporary file, rename); no fsync.
 Status replace_file(const std::string& path, std::string_view content);
@@ -27,4 +29,4 @@ Status replace_file(const std::string& path, std::string_view content);
 // concurrent writers never interleave inside it; no fsync.
 Status append_file(const std::string& path, std::string_view content);
 
-}  // namespace devgraph::bundle
+}  // namespace devgraph

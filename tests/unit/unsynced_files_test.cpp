@@ -1,12 +1,12 @@
 // The bundle's bookkeeping writes: whole replacement by rename, appends,
 // clear errors, and no temporary files left behind.
-#include "bundle/run_files.h"
+#include "util/unsynced_files.h"
 
 #include <gtest/gtest.h>
 
 #include "support/test_util.h"
 
-namespace devgraph::bundle {
+namespace devgraph {
 namespace {
 
 TEST(RunFiles, ReplaceWritesTheWholeFileAndLeavesNoTemporary) {
@@ -38,4 +38,4 @@ TEST(RunFiles, FailuresNameThePath) {
 }
 
 }  // namespace
-}  // namespace devgraph::bundle
+}  // namespace devgraph
