@@ -158,6 +158,9 @@ struct Driver::Impl {
     std::vector<std::string> held;
     // Artifacts its writers reported this session (see reported_by()).
     std::set<std::string> reported;
+    // This process created the task's cursor, so no earlier driver can
+    // have committed it: the commit needs no trailer lookup in git.
+    bool started_here = false;
   };
 
   struct LiveLaunch {
@@ -638,6 +641,7 @@ struct Driver::Impl {
   }
 
   void start_task(TaskRun& run) {
+    run.started_here = task_cursor(run.id).empty();
     auto head = git->rev_parse("HEAD");
     run.base_commit = head ? *head : "";
     if (!move(run.id, "write_tdd", "TASK_STARTED", Json{{"base_commit", run.base_commit}}).ok())
@@ -827,7 +831,7 @@ struct Driver::Impl {
 
   void commit_task(TaskRun& run) {
     std::string key = opt.bundle + "/" + run.id;
-    if (auto existing = committed_with(kTaskTrailer, key)) {
+    if (auto existing = run.started_here ? std::nullopt : committed_with(kTaskTrailer, key)) {
       log("commit_reconciled", Json{{"task", run.id}, {"commit", *existing}});
       run.stage = Stage::done;
       (void)move(run.id, "commit_task", "TASK_COMMITTED", Json{{"commit", *existing}},
