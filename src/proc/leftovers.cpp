@@ -14,7 +14,7 @@
 
 namespace devgraph {
 
-std::optional<unsigned long long> process_start_time(int pid) {
+std::optional<unsigned long long> process_start_time(int pid, bool zombies_too) {
   auto read = read_file("/proc/" + std::to_string(pid) + "/stat");
   if (!read) return std::nullopt;
   const std::string& text = *read;
@@ -26,7 +26,7 @@ std::optional<unsigned long long> process_start_time(int pid) {
   std::string field;
   for (int n = 3; n <= 22; ++n) {
     if (!(fields >> field)) return std::nullopt;
-    if (n == 3 && field == "Z") return std::nullopt;  // exited, not yet reaped
+    if (n == 3 && field == "Z" && !zombies_too) return std::nullopt;  // exited, not reaped
   }
   try {
     return std::stoull(field);
@@ -36,7 +36,9 @@ std::optional<unsigned long long> process_start_time(int pid) {
 }
 
 void ChildRecord::add(int pid) {
-  if (auto start = process_start_time(pid)) {
+  // A child that already exited is a zombie until reaped: still recorded,
+  // so the record always lists every child not yet reaped.
+  if (auto start = process_start_time(pid, true)) {
     live_[pid] = *start;
     save();
   }

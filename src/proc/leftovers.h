@@ -28,8 +28,9 @@
 namespace devgraph {
 
 // The start time of `pid` (clock ticks since boot, /proc/PID/stat field
-// 22); nullopt when there is no such process.
-std::optional<unsigned long long> process_start_time(int pid);
+// 22); nullopt when there is no such process, or when it has exited and
+// awaits reaping (a zombie) unless `zombies_too`.
+std::optional<unsigned long long> process_start_time(int pid, bool zombies_too = false);
 
 class ChildRecord {
  public:
