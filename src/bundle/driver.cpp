@@ -156,7 +156,7 @@ struct Driver::Impl {
     // commit may take them meanwhile. Kept on the task cursor
     // ("footprint_outside") so a resumed driver knows them too.
     std::vector<std::string> held;
-    // Artifacts its writers reported this session (see reported_by()).
+    // Artifacts its writers reported in this run of the driver (see reported_by()).
     std::set<std::string> reported;
     // This process created the task's cursor, so no earlier driver can
     // have committed it: the commit needs no trailer lookup in git.
@@ -770,7 +770,7 @@ struct Driver::Impl {
   }
 
   // What the task's writers reported changing (`artifacts` of tdd-writer,
-  // developer, iac-developer), this session's and the saved results'.
+  // developer, iac-developer), this run's and the saved results'.
   std::set<std::string> reported_by(const std::string& id) const {
     std::set<std::string> out = tasks.at(id).reported;
     for (const char* p : {"tdd-writer", "developer", "iac-developer"})
