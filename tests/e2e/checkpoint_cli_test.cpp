@@ -36,16 +36,7 @@ struct RunDir {
 };
 
 std::vector<Json> read_events(const std::string& path) {
-  std::vector<Json> out;
-  std::string text = test::slurp(path);
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    out.push_back(Json::parse(text.substr(pos, nl - pos)));
-    pos = nl + 1;
-  }
-  return out;
+  return test::read_jsonl(path);
 }
 
 TEST(CheckpointCli, VerbsPrintWhatTheReferencePrints) {

@@ -15,12 +15,7 @@ namespace devgraph {
 namespace {
 
 std::vector<Json> events_of(const std::string& run_dir) {
-  std::vector<Json> out;
-  std::istringstream in(test::slurp(run_dir + "/events.jsonl"));
-  std::string line;
-  while (std::getline(in, line))
-    if (!line.empty()) out.push_back(Json::parse(line));
-  return out;
+  return test::read_jsonl(run_dir + "/events.jsonl");
 }
 
 std::string run_dir_from(const std::string& out) {

@@ -59,15 +59,6 @@ Json done(const std::string& summary, Json artifacts = Json::array()) {
               {"artifacts", artifacts}};
 }
 
-std::vector<Json> read_jsonl(const std::string& path) {
-  std::vector<Json> out;
-  std::istringstream in(test::slurp(path));
-  std::string line;
-  while (std::getline(in, line))
-    if (!line.empty()) out.push_back(Json::parse(line));
-  return out;
-}
-
 size_t count_of(const std::string& haystack, const std::string& needle) {
   size_t n = 0;
   for (size_t pos = haystack.find(needle); pos != std::string::npos;
@@ -208,8 +199,8 @@ class RunBundle : public ::testing::Test {
   }
 
   Json state() const { return Json::parse(test::slurp(run_dir + "/state.json")); }
-  std::vector<Json> events() const { return read_jsonl(run_dir + "/events.jsonl"); }
-  std::vector<Json> log() const { return read_jsonl(bundle_dir + "/run_bundle.log"); }
+  std::vector<Json> events() const { return test::read_jsonl(run_dir + "/events.jsonl"); }
+  std::vector<Json> log() const { return test::read_jsonl(bundle_dir + "/run_bundle.log"); }
   Json task_cursor(const std::string& t) const { return state()["tasks_runtime"]["b1/" + t]; }
   Json saved(const std::string& persona, const std::string& task = "") const {
     std::string dir = task.empty() ? bundle_dir : bundle_dir + "/tasks/" + task;

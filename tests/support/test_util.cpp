@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -133,6 +134,16 @@ std::string slurp(const std::string& path) {
   auto text = read_file(path);
   if (!text) throw std::runtime_error(text.error().message);
   return *text;
+}
+
+std::vector<Json> read_jsonl(const std::string& path) {
+  std::vector<Json> out;
+  if (!path_exists(path)) return out;
+  std::istringstream in(slurp(path));
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) out.push_back(Json::parse(line));
+  return out;
 }
 
 void write_text(const std::string& path, const std::string& text) {

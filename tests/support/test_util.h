@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "util/fs.h"
+#include "util/json.h"
 
 namespace devgraph::test {
 
@@ -56,6 +57,9 @@ class Scratch {
 };
 
 std::string slurp(const std::string& path);
+// The JSON records of a JSON Lines file (events.jsonl, run_bundle.log), in
+// order; empty lines are skipped, a missing file has none.
+std::vector<Json> read_jsonl(const std::string& path);
 void write_text(const std::string& path, const std::string& text);
 
 }  // namespace devgraph::test

@@ -20,16 +20,7 @@ std::string fake_claude() {
 }
 
 std::vector<Json> read_log(const std::string& path) {
-  std::vector<Json> out;
-  if (!path_exists(path)) return out;
-  std::string text = test::slurp(path);
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    out.push_back(Json::parse(text.substr(pos, nl - pos)));
-    pos = nl + 1;
-  }
-  return out;
+  return test::read_jsonl(path);
 }
 
 class ManualClock final : public Clock {

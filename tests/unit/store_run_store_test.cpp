@@ -44,16 +44,7 @@ const Schema& schema() {
 }
 
 std::vector<Json> events_of(const std::string& dir) {
-  std::vector<Json> out;
-  std::string text = test::slurp(join_path(dir, kEventsFile));
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    out.push_back(Json::parse(text.substr(pos, nl - pos)));
-    pos = nl + 1;
-  }
-  return out;
+  return test::read_jsonl(join_path(dir, kEventsFile));
 }
 
 class StoreTest : public ::testing::Test {
