@@ -1,7 +1,6 @@
 // Repository topology and path resolution: which checkout a path is in,
 // what the repository is called, and where its worktrees belong. Only
 // stat/lstat/readlink and two small file reads; no git process.
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include <sstream>
 
 #include "guard/internal.h"
+#include "util/passwd.h"
 
 namespace devgraph::guard {
 namespace {
@@ -22,7 +22,7 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 std::string current_home() {
   if (const char* h = std::getenv("HOME"); h && *h) return h;
-  if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_dir) return pw->pw_dir;
+  if (auto h = home_of_uid(getuid())) return *h;
   return "/";
 }
 
@@ -33,7 +33,7 @@ std::string expand_user(const std::string& path, const std::string& home) {
   std::string user = path.substr(1, slash == std::string::npos ? std::string::npos : slash - 1);
   std::string rest = slash == std::string::npos ? "" : path.substr(slash);
   if (user.empty()) return (home == "/" && !rest.empty() ? "" : home) + rest;
-  if (const passwd* pw = getpwnam(user.c_str()); pw && pw->pw_dir) return pw->pw_dir + rest;
+  if (auto h = home_of_user(user)) return *h + rest;
   return path;
 }
 
@@ -401,8 +401,7 @@ Verdict worktree_target_reason(const std::string& target, const Checkout& checko
 
 std::optional<std::string> home_of(const std::string& user, const Roots& roots) {
   if (user.empty()) return roots.home;
-  if (const passwd* pw = getpwnam(user.c_str()); pw && pw->pw_dir) return std::string(pw->pw_dir);
-  return std::nullopt;
+  return home_of_user(user);
 }
 
 }  // namespace detail

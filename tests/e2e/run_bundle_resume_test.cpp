@@ -578,13 +578,13 @@ TEST(RunBundleResumeOutside, RandomGroupKillsUntilDone) {
   adopt_orphans();
   GithubBundle b;
   std::mt19937 rng(20261130);
-  // A whole run takes one to a few seconds; instants up to 0.4 s land in
-  // every stage over the rounds (each run resumes the last) and still let
-  // most runs make some progress.
-  std::uniform_int_distribution<int> delay_ms(20, 400);
+  // A whole run takes a fraction of a second (Release) to a few seconds
+  // (sanitizers); instants up to 0.15 s land in every stage over the rounds
+  // (each run resumes the last) and still let most runs make progress.
+  std::uniform_int_distribution<int> delay_ms(10, 150);
   int kills = 0;
   bool finished = false;
-  for (int round = 0; round < 8 && !finished; ++round) {
+  for (int round = 0; round < 16 && !finished; ++round) {
     pid_t pid = spawn_group(b, b.s / "outside.log");
     ASSERT_GT(pid, 0);
     // Choosing the kill instant is the point of this test, not a wait.
