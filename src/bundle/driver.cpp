@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <regex>
 #include <set>
@@ -184,7 +185,9 @@ struct Driver::Impl {
   schedule::Plan plan;
   std::map<std::string, TaskRun> tasks;
   std::map<std::uint64_t, LiveLaunch> live;
-  std::map<std::uint64_t, LaunchEvent> done_bundle;  // completions of bundle-level personas
+  std::vector<std::pair<LaunchEvent, LiveLaunch>> arrived;  // see pump()
+  std::vector<int> tails;                                   // schedule::tail_lengths of the plan
+  std::map<std::uint64_t, LaunchEvent> done_bundle;         // completions of bundle-level personas
   std::vector<std::string> concerns;
   int max_parallel = 6;
   size_t max_live = 12;
@@ -422,11 +425,44 @@ struct Driver::Impl {
     return id;
   }
 
-  // Handles launched/backoff events; returns a completion when one arrives.
-  std::optional<std::pair<LaunchEvent, LiveLaunch>> pump() {
-    while (true) {
+  using Completed = std::pair<LaunchEvent, LiveLaunch>;
+
+  // The next completion to handle. Everything that has already happened is
+  // taken from the runtime first (results saved, events recorded); among
+  // the completions waiting, the one whose task has the longest chain of
+  // tasks ahead goes first (bundle-level personas before any task), since
+  // a commit or launch delayed there delays the whole bundle. Ties go to
+  // the earliest arrival.
+  std::optional<Completed> pump() {
+    while (arrived.empty()) {
       auto ev = launcher->next();
       if (!ev) return std::nullopt;
+      if (auto c = take(std::move(*ev))) arrived.push_back(std::move(*c));
+    }
+    while (auto ev = launcher->poll())
+      if (auto c = take(std::move(*ev))) arrived.push_back(std::move(*c));
+    size_t best = 0;
+    for (size_t i = 1; i < arrived.size(); ++i)
+      if (urgency(arrived[i].first) > urgency(arrived[best].first)) best = i;
+    Completed c = std::move(arrived[best]);
+    arrived.erase(arrived.begin() + static_cast<std::ptrdiff_t>(best));
+    return c;
+  }
+
+  int urgency(const LaunchEvent& ev) const {
+    if (!ev.task) return std::numeric_limits<int>::max();
+    auto it = plan.index.find(*ev.task);
+    return it == plan.index.end() || it->second >= tails.size() ? 0 : tails[it->second];
+  }
+
+  // Launches not yet handled: still with the runtime, or completed and
+  // waiting in `arrived`.
+  size_t unhandled() const { return launcher->outstanding() + arrived.size(); }
+
+  // Records a launched, back-off or resuming event; a completion has its
+  // result saved and is returned.
+  std::optional<Completed> take(std::optional<LaunchEvent> ev) {
+    {
       if (ev->kind == LaunchEvent::Kind::launched) {
         Json d = {{"persona", ev->persona},
                   {"bundle", opt.bundle},
@@ -434,7 +470,7 @@ struct Driver::Impl {
                   {"headless", true}};
         if (ev->task) d["task"] = *ev->task;
         (void)event("PERSONA_DISPATCHED", d);
-        continue;
+        return std::nullopt;
       }
       if (ev->kind == LaunchEvent::Kind::resuming) {
         // A clean exit without a result: recorded now, before the one resume,
@@ -444,7 +480,7 @@ struct Driver::Impl {
                                              {"task", ev->task ? Json(*ev->task) : Json()},
                                              {"agent_handle", ev->handle},
                                              {"reason", clip(ev->detail, 300)}});
-        continue;
+        return std::nullopt;
       }
       if (ev->kind == LaunchEvent::Kind::backoff) {
         Json d = {{"topic", "cli_error_backoff"},
@@ -456,7 +492,7 @@ struct Driver::Impl {
                   {"delay_s", static_cast<double>(ev->delay_ms) / 1000.0},
                   {"error", clip(ev->detail, 300)}};
         (void)event("NOTE", d);
-        continue;
+        return std::nullopt;
       }
       auto it = live.find(ev->id);
       LiveLaunch l = it == live.end() ? LiveLaunch{ev->persona, ev->task, "", 0, ""} : it->second;
@@ -591,6 +627,7 @@ struct Driver::Impl {
   Status load_plan() {
     DG_TRY(auto p, schedule::load_plan(tasks_json));
     plan = std::move(p);
+    tails = schedule::tail_lengths(plan);
     for (const auto& t : plan.tasks) tasks[t.id].id = t.id;
     return {};
   }
@@ -962,14 +999,19 @@ struct Driver::Impl {
     while (true) {
       auto rs = runnable();
       if (!rs) return rs.error().message;
-      if (rs->route == schedule::kRouteComplete && launcher->outstanding() == 0) return "";
+      if (rs->route == schedule::kRouteComplete && unhandled() == 0) return "";
+      // Longest chain ahead first (stable: plan order among equals).
+      std::stable_sort(rs->runnable.begin(), rs->runnable.end(),
+                       [&](const std::string& a, const std::string& b) {
+                         return tails[plan.index.at(a)] > tails[plan.index.at(b)];
+                       });
       for (const auto& id : rs->runnable) {
         auto& run = tasks[id];
         if (run.stage != Stage::none) continue;
-        if (launcher->outstanding() + 1 > max_live) break;
+        if (unhandled() + 1 > max_live) break;
         start_task(run);
       }
-      if (launcher->outstanding() == 0) {
+      if (unhandled() == 0) {
         std::vector<std::string> blocked;
         for (const auto& [id, t] : tasks)
           if (t.stage == Stage::blocked) blocked.push_back(id + ": " + t.blocker);

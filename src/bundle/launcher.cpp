@@ -12,11 +12,18 @@ class RuntimeLauncher final : public Launcher {
     return rt_->launch(request);
   }
 
-  std::optional<LaunchEvent> next() override {
+  std::optional<LaunchEvent> next() override { return take(false); }
+  std::optional<LaunchEvent> poll() override { return take(true); }
+
+  size_t outstanding() const override { return rt_->outstanding(); }
+  int persona_runs() const override { return rt_->persona_runs(); }
+
+ private:
+  std::optional<LaunchEvent> take(bool now_only) {
     using K = agents::RuntimeEvent::Kind;
     while (true) {
       rearm_tick();
-      auto ev = rt_->next_event();
+      auto ev = now_only ? rt_->next_event(rt_->clock().steady()) : rt_->next_event();
       if (!ev) return std::nullopt;
       if (ev->kind == K::timer && tick_timer_ != 0 && ev->timer == tick_timer_) {
         tick_timer_ = 0;
@@ -63,10 +70,6 @@ class RuntimeLauncher final : public Launcher {
     }
   }
 
-  size_t outstanding() const override { return rt_->outstanding(); }
-  int persona_runs() const override { return rt_->persona_runs(); }
-
- private:
   // The tick timer runs only while launches are outstanding: with nothing
   // outstanding, next_event() must return at once, not wait for a tick.
   void rearm_tick() {

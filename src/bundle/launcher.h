@@ -46,6 +46,8 @@ class Launcher {
   virtual Expected<std::uint64_t> launch(const agents::LaunchRequest& request) = 0;
   // Blocks until the next event; nullopt when nothing is outstanding.
   virtual std::optional<LaunchEvent> next() = 0;
+  // The next event if one has already happened; never waits.
+  virtual std::optional<LaunchEvent> poll() = 0;
   virtual size_t outstanding() const = 0;
   virtual int persona_runs() const = 0;
 };

@@ -82,6 +82,7 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
   if (!runtime) return usage_report(runtime.error().message);
   auto launcher =
       runtime_launcher(std::move(*runtime), Ticker{request.tick_every, request.on_tick});
+  if (request.wrap_launcher) launcher = request.wrap_launcher(std::move(launcher));
   DriverOutcome out = (*driver)->run(*launcher);
   return {out.exit_code, out.result};
 }

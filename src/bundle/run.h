@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "bundle/launcher.h"
 #include "util/json.h"
 
 namespace devgraph::bundle {
@@ -32,6 +33,9 @@ struct RunBundleRequest {
   std::function<void(const Json&)> on_state;
   std::function<void()> on_tick;  // every tick_every while personas run
   std::chrono::milliseconds tick_every{250};
+  // Tests only: wraps the launcher the driver uses (e.g. to hold
+  // completions back and hand them over together).
+  std::function<std::unique_ptr<Launcher>(std::unique_ptr<Launcher>)> wrap_launcher;
 };
 
 struct RunBundleReport {

@@ -147,6 +147,30 @@ int default_chain_ceiling(size_t task_count) {
   return std::max<int>(3, static_cast<int>((task_count + 1) / 2));
 }
 
+std::vector<int> tail_lengths(const Plan& plan) {
+  const size_t n = plan.tasks.size();
+  // Kahn's order over "depends on" edges, then the tails from the end of
+  // that order back: every dependent is final before its dependencies.
+  std::vector<std::vector<size_t>> dependents(n);
+  std::vector<size_t> waiting(n, 0);
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& d : plan.tasks[i].depends_on) {
+      dependents[plan.index.at(d)].push_back(i);
+      ++waiting[i];
+    }
+  std::vector<size_t> order;
+  order.reserve(n);
+  for (size_t i = 0; i < n; ++i)
+    if (waiting[i] == 0) order.push_back(i);
+  for (size_t k = 0; k < order.size(); ++k)
+    for (size_t j : dependents[order[k]])
+      if (--waiting[j] == 0) order.push_back(j);
+  std::vector<int> tail(n, 1);
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
+    for (size_t j : dependents[*it]) tail[*it] = std::max(tail[*it], tail[j] + 1);
+  return tail;
+}
+
 CriticalPath critical_path(const Plan& plan, std::optional<int> ceiling) {
   const size_t n = plan.tasks.size();
   // Longest chain ending at each task, computed in dependency order by an

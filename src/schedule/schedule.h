@@ -202,6 +202,13 @@ int default_chain_ceiling(size_t task_count);
 // must be acyclic (plan_from_json guarantees it).
 CriticalPath critical_path(const Plan& plan, std::optional<int> ceiling);
 
+// For each task (indexed like plan.tasks), the number of tasks on the
+// longest dependency chain that starts at it: 1 for a task nothing depends
+// on. A driver serves the task with the longest tail first when several
+// need it at once, since a delay there delays the whole bundle. The plan
+// must be acyclic.
+std::vector<int> tail_lengths(const Plan& plan);
+
 struct ConflictPair {
   std::string a;  // earlier in plan order
   std::string b;

@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "bundle/run.h"
 #include "support/test_util.h"
 #include "util/fs.h"
 #include "util/json.h"
@@ -309,6 +310,79 @@ TEST_F(RunBundle, HappyPathCommitsEveryTaskOnceAndReadiesTheBranch) {
   EXPECT_LT(passed[0], approved[0]);
   EXPECT_TRUE(find("MALFORMED_RESULT").empty());
   EXPECT_EQ(res["persona_runs"], 1 + 3 * 4 + 2);
+}
+
+// Holds every completion back until nothing is running, then hands them
+// over together: the driver sees simultaneous completions, in the order
+// the runtime reported them.
+class BatchingLauncher final : public bundle::Launcher {
+ public:
+  explicit BatchingLauncher(std::unique_ptr<bundle::Launcher> inner) : inner_(std::move(inner)) {}
+  Expected<std::uint64_t> launch(const agents::LaunchRequest& r) override {
+    return inner_->launch(r);
+  }
+  std::optional<bundle::LaunchEvent> next() override {
+    if (queue_.empty())
+      while (auto ev = inner_->next()) queue_.push_back(std::move(*ev));
+    return poll();
+  }
+  std::optional<bundle::LaunchEvent> poll() override {
+    if (queue_.empty()) return std::nullopt;
+    auto ev = std::move(queue_.front());
+    queue_.erase(queue_.begin());
+    return ev;
+  }
+  size_t outstanding() const override { return inner_->outstanding() + queue_.size(); }
+  int persona_runs() const override { return inner_->persona_runs(); }
+
+ private:
+  std::unique_ptr<bundle::Launcher> inner_;
+  std::vector<bundle::LaunchEvent> queue_;
+};
+
+TEST_F(RunBundle, TheLongestChainIsServedFirstWhenCompletionsCoincide) {
+  // Two side tasks listed first, then the head of a two-task chain: in
+  // plan (and arrival) order the side tasks would start, advance and
+  // commit before the chain's head; served by the length of the chain
+  // ahead, T1 goes first at every step.
+  plan = {{"S1", "side one", "one", {}, {}},
+          {"S2", "side two", "two", {}, {}},
+          {"T1", "chain head", "head", {}, {}},
+          {"T2", "chain tail", "tail", {"T1"}, {}}};
+  scenario = base_scenario();
+  test::write_text(scenario_path, dump_py(scenario, 2));
+  ::setenv("FAKE_SCENARIO", scenario_path.c_str(), 1);
+  ::setenv("FAKE_STATE", fake_state.c_str(), 1);
+  ::setenv("DEVGRAPH_BIN", DEVGRAPH_BIN, 1);
+  bundle::RunBundleRequest req;
+  req.run_dir = run_dir;
+  req.bundle = "b1";
+  req.skill = test::source_dir() + "/skill";
+  req.agent_bin = test::test_dir() + "/fixtures/bundle/fake-claude-sim";
+  req.max_parallel = 3;
+  req.wrap_launcher = [](std::unique_ptr<bundle::Launcher> inner) {
+    return std::unique_ptr<bundle::Launcher>(new BatchingLauncher(std::move(inner)));
+  };
+  auto report = bundle::run_bundle(req);
+  ASSERT_EQ(report.exit_code, 0) << report.result.dump();
+  auto order = [&](const std::string& type) {
+    std::vector<std::string> ids;
+    for (size_t i : find(type)) ids.push_back(events()[i]["detail"].value("task", ""));
+    return ids;
+  };
+  auto started = order("TASK_STARTED");
+  auto tdd_done = order("TDD_DONE");
+  auto committed = order("TASK_COMMITTED");
+  ASSERT_EQ(started.size(), 4u);
+  EXPECT_EQ(started[0], "T1") << testing::PrintToString(started);
+  ASSERT_GE(tdd_done.size(), 3u);
+  EXPECT_EQ(tdd_done[0], "T1") << testing::PrintToString(tdd_done);
+  ASSERT_EQ(committed.size(), 4u);
+  EXPECT_EQ(committed[0], "T1") << testing::PrintToString(committed);
+  // T2 starts as soon as T1 is committed, before the side tasks' commits.
+  size_t t2_start = find("TASK_STARTED", {{"task", "T2"}}).at(0);
+  size_t s1_commit = find("TASK_COMMITTED", {{"task", "S1"}}).at(0);
+  EXPECT_LT(t2_start, s1_commit);
 }
 
 TEST_F(RunBundle, MalformedResultIsResumedOnceThenAccepted) {

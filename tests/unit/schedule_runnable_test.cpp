@@ -175,6 +175,18 @@ TEST(ScheduleCriticalPath, TiesGoToTheFirstInPlanOrder) {
   EXPECT_EQ(default_chain_ceiling(9), 5);
 }
 
+TEST(ScheduleCriticalPath, TailLengthsCountTheLongestChainFromEachTask) {
+  // Listed dependents-first, so plan order is not dependency order.
+  Plan plan = make_plan(R"({"bundle": "b", "tasks": [
+      {"id": "D", "depends_on": ["C", "B"], "files": ["d"]},
+      {"id": "B", "depends_on": ["A"], "files": ["b"]},
+      {"id": "A", "files": ["a"]},
+      {"id": "C", "files": ["c"]},
+      {"id": "E", "depends_on": ["A"], "files": ["e"]},
+      {"id": "F", "files": ["f"]}]})");
+  EXPECT_EQ(tail_lengths(plan), (std::vector<int>{1, 2, 3, 2, 1, 1}));
+}
+
 TEST(ScheduleConflicts, EveryPairThatSerializesWithItsGlobs) {
   Plan plan = make_plan(kPlan);
   auto pairs = all_conflicts(plan);
