@@ -187,6 +187,7 @@ struct Driver::Impl {
   std::map<std::uint64_t, LiveLaunch> live;
   std::vector<std::pair<LaunchEvent, LiveLaunch>> arrived;  // see pump()
   std::vector<int> tails;                                   // schedule::tail_lengths of the plan
+  bool last_bundle_result_reused = false;                   // see bundle_persona()
   std::map<std::uint64_t, LaunchEvent> done_bundle;         // completions of bundle-level personas
   std::vector<std::string> concerns;
   int max_parallel = 6;
@@ -515,8 +516,10 @@ struct Driver::Impl {
   // launch it and wait.
   Expected<LaunchEvent> bundle_persona(const std::string& persona, const std::string& node,
                                        const std::string& dispatch) {
+    last_bundle_result_reused = false;
     if (auto r = recorded(persona, std::nullopt, node, bundle_moves())) {
       log("reused_result", Json{{"persona", persona}, {"node", node}});
+      last_bundle_result_reused = true;
       return *r;
     }
     auto id = launch(persona, std::nullopt, dispatch, node, bundle_moves());
@@ -548,21 +551,28 @@ struct Driver::Impl {
     // error to git) and, above all, no pathless commit of the whole index.
     if (pathspec.empty()) return std::string();
     DG_CHECK(git->add(pathspec));
-    // Only our own paths count and go into the commit: a persona may have
-    // staged another task's files, which must stay out of this commit.
-    DG_TRY(auto staged, git->staged(pathspec));
-    if (staged.empty()) return std::string();
+    // Only our own paths go into the commit (`git commit -- <pathspec>`): a
+    // persona may have staged another task's files, which must stay out.
     git::CommitRequest req{clip(subject, 72), body, {{trailer_key, trailer_value}}};
     crash_point("commit");
     auto c = git->commit(req, pathspec);
     crash_point("committed");
+    if (c) return c;
+    // The paths were listed as changed, so a refused commit is rare: asked
+    // only then, a pathspec with nothing staged (a change undone before the
+    // add) is nothing to commit rather than an error.
+    DG_TRY(auto staged, git->staged(pathspec));
+    if (staged.empty()) return std::string();
     return c;
   }
 
-  // Commits the dirty files a persona reports under `artifacts`.
+  // Commits the dirty files a persona reports under `artifacts`. Called
+  // right after bundle_persona(): only a result an earlier driver saved can
+  // have been committed already, so only then is git asked for the trailer.
   Expected<std::string> commit_reported(const Json& result, const std::string& subject,
                                         const std::string& step) {
-    if (auto c = committed_with(kBundleTrailer, opt.bundle + "/" + step)) return *c;
+    if (last_bundle_result_reused)
+      if (auto c = committed_with(kBundleTrailer, opt.bundle + "/" + step)) return *c;
     DG_TRY(auto st, git->status());
     auto reported = str_list(result, "artifacts");
     std::vector<std::string> chosen, dirty;
@@ -610,7 +620,7 @@ struct Driver::Impl {
     auto cp = schedule::critical_path(p, std::nullopt);
     // The plan is part of the branch: commit it (once) so the tree is clean
     // for the task commits' footprint checks and for bundle_verify.
-    if (!committed_with(kBundleTrailer, opt.bundle + "/plan")) {
+    if (!last_bundle_result_reused || !committed_with(kBundleTrailer, opt.bundle + "/plan")) {
       std::vector<std::string> paths;
       for (const auto& f : {plan_md, tasks_json})
         if (path_exists(f)) paths.push_back(":(literal)" + f.substr(ctx.worktree.size() + 1));

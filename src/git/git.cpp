@@ -1,6 +1,11 @@
 #include "git/git.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <string_view>
 #include <utility>
+
+#include "util/fs.h"
 
 namespace devgraph::git {
 namespace {
@@ -28,6 +33,8 @@ class RealGit final : public Git {
   const std::string& dir() const override { return dir_; }
 
   Expected<std::string> rev_parse(const std::string& rev) override {
+    if (rev == "HEAD" && !env_.count("GIT_DIR") && !env_.count("GIT_COMMON_DIR"))
+      if (auto head = head_from_files(dir_)) return *head;
     DG_TRY(auto out, run({"rev-parse", "--verify", "--quiet", rev + "^{commit}"}));
     return trim(out);
   }
@@ -182,6 +189,84 @@ class RealGit final : public Git {
 std::unique_ptr<Git> make_git(CommandRunner& runner, std::string dir,
                               std::map<std::string, std::string> env) {
   return std::make_unique<RealGit>(runner, std::move(dir), std::move(env));
+}
+
+namespace {
+
+std::optional<std::string> first_line_of(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) return std::nullopt;
+  auto end = text->find('\n');
+  if (end == std::string::npos) return std::nullopt;  // a ref file always ends in one
+  return text->substr(0, end);
+}
+
+bool is_object_name(const std::string& s) {
+  return (s.size() == 40 || s.size() == 64) && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+// `ref` (e.g. "refs/heads/main") in the common directory: the loose file,
+// else packed-refs.
+std::optional<std::string> resolve_ref(const std::string& common, const std::string& ref) {
+  if (ref.rfind("refs/", 0) != 0 || ref.find("..") != std::string::npos) return std::nullopt;
+  if (path_exists(common + "/" + ref)) {
+    auto line = first_line_of(common + "/" + ref);
+    if (line && is_object_name(*line)) return line;
+    return std::nullopt;  // a symbolic or odd ref: let git answer
+  }
+  auto packed = read_file(common + "/packed-refs");
+  if (!packed) return std::nullopt;
+  size_t pos = 0;
+  while (pos < packed->size()) {
+    auto end = packed->find('\n', pos);
+    if (end == std::string::npos) end = packed->size();
+    std::string_view line(packed->data() + pos, end - pos);
+    pos = end + 1;
+    auto space = line.find(' ');
+    if (line.empty() || line[0] == '#' || line[0] == '^' || space == std::string_view::npos)
+      continue;
+    if (line.substr(space + 1) == ref) {
+      std::string name(line.substr(0, space));
+      if (is_object_name(name)) return name;
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> head_from_files(const std::string& dir) {
+  if (std::getenv("GIT_DIR") || std::getenv("GIT_COMMON_DIR")) return std::nullopt;
+  std::string dotgit = dir + "/.git";
+  std::string gitdir;
+  if (is_directory(dotgit)) {
+    gitdir = dotgit;
+  } else {
+    auto line = first_line_of(dotgit);
+    if (!line || line->rfind("gitdir: ", 0) != 0) return std::nullopt;
+    gitdir = line->substr(8);
+    if (gitdir.empty()) return std::nullopt;
+    if (gitdir[0] != '/') gitdir = dir + "/" + gitdir;
+  }
+  std::string common = gitdir;
+  if (path_exists(gitdir + "/commondir")) {
+    auto line = first_line_of(gitdir + "/commondir");
+    if (!line || line->empty()) return std::nullopt;
+    common = (*line)[0] == '/' ? *line : gitdir + "/" + *line;
+  }
+  if (path_exists(common + "/reftable")) return std::nullopt;
+  auto head = first_line_of(gitdir + "/HEAD");
+  if (!head) return std::nullopt;
+  if (is_object_name(*head)) return head;
+  if (head->rfind("ref: ", 0) != 0) return std::nullopt;
+  std::string ref = head->substr(5);
+  // Per-worktree refs (refs/bisect, refs/worktree, ...) live in the
+  // worktree's own directory; a branch HEAD names lives in the common one.
+  if (ref.rfind("refs/heads/", 0) != 0) return std::nullopt;
+  return resolve_ref(common, ref);
 }
 
 std::vector<StatusEntry> parse_porcelain_z(const std::string& text) {

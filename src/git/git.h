@@ -91,6 +91,15 @@ class Git {
 std::unique_ptr<Git> make_git(CommandRunner& runner, std::string dir,
                               std::map<std::string, std::string> env = {});
 
+// The commit HEAD points at in the worktree `dir`, read from the
+// repository's files instead of a `git rev-parse` process (a process costs
+// milliseconds, and the driver asks after every commit): `.git` as a
+// directory or a linked worktree's `gitdir:` file, HEAD as a symbolic or
+// detached ref, loose refs and packed-refs. nullopt whenever anything is
+// unusual (GIT_DIR or GIT_COMMON_DIR in the environment, a reftable
+// repository, an unborn branch, a malformed file); then ask git.
+std::optional<std::string> head_from_files(const std::string& dir);
+
 // Parses `git status --porcelain -z` output.
 std::vector<StatusEntry> parse_porcelain_z(const std::string& text);
 

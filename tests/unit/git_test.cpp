@@ -139,6 +139,57 @@ TEST(Git, MessageTextIsNeverAnOption) {
   EXPECT_NE((*log)[0].find("--amend"), std::string::npos);
 }
 
+// What `git rev-parse` says HEAD is, from a git process.
+std::string git_head(const std::string& dir) {
+  auto r = test::run_process({"git", "-C", dir, "rev-parse", "HEAD"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.out.substr(0, r.out.find('\n'));
+}
+
+TEST(Git, HeadFromFilesAgreesWithGitInEveryRefLayout) {
+  Repo r;
+  // A loose branch ref in a main worktree.
+  EXPECT_EQ(head_from_files(r.dir), git_head(r.dir));
+  // A linked worktree: `.git` is a file, the branch lives in the common dir.
+  std::string wt = r.scratch / "wt";
+  ASSERT_TRUE(r.git->worktree_add(wt, "develop/b1", "main").ok());
+  test::write_text(wt + "/n.txt", "n\n");
+  auto wgit = make_git(r.runner, wt, kIdentity);
+  ASSERT_TRUE(wgit->add({"n.txt"}).ok());
+  auto made = wgit->commit({"n", "", {}});
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  EXPECT_EQ(head_from_files(wt), git_head(wt));
+  EXPECT_EQ(*made, git_head(wt));
+  EXPECT_NE(git_head(wt), git_head(r.dir));
+  // Packed refs only.
+  r.sh({"git", "-C", r.dir, "pack-refs", "--all"});
+  EXPECT_FALSE(path_exists(r.dir + "/.git/refs/heads/develop/b1"));
+  EXPECT_EQ(head_from_files(wt), git_head(wt));
+  EXPECT_EQ(head_from_files(r.dir), git_head(r.dir));
+  // Detached HEAD.
+  r.sh({"git", "-C", r.dir, "checkout", "-q", "--detach", "HEAD"});
+  EXPECT_EQ(head_from_files(r.dir), git_head(r.dir));
+}
+
+TEST(Git, HeadFromFilesDefersToGitWhenUnsure) {
+  Repo r;
+  // Not a repository, an unborn branch, a malformed HEAD: nullopt, and
+  // rev_parse still answers (or fails) through git.
+  EXPECT_EQ(head_from_files(r.scratch / "nowhere"), std::nullopt);
+  std::string fresh = r.scratch / "fresh";
+  r.sh({"git", "init", "-q", "-b", "main", fresh});
+  EXPECT_EQ(head_from_files(fresh), std::nullopt);
+  EXPECT_FALSE(make_git(r.runner, fresh, kIdentity)->rev_parse("HEAD").ok());
+  std::string head = git_head(r.dir);
+  test::write_text(r.dir + "/.git/HEAD", "ref: refs/heads/../../escape\n");
+  EXPECT_EQ(head_from_files(r.dir), std::nullopt);
+  test::write_text(r.dir + "/.git/HEAD", "ref: refs/heads/main\n");
+  test::write_text(r.dir + "/.git/refs/heads/main", "not a hash\n");
+  EXPECT_EQ(head_from_files(r.dir), std::nullopt);
+  test::write_text(r.dir + "/.git/refs/heads/main", head + "\n");
+  EXPECT_EQ(head_from_files(r.dir), head);
+}
+
 TEST(Git, WorktreeAddCreatesOrReusesTheBranch) {
   Repo r;
   std::string wt = r.scratch / "wt";
