@@ -11,6 +11,7 @@
 #include <set>
 
 #include "agents/result.h"
+#include "agents/sim.h"
 
 extern char** environ;
 
@@ -311,9 +312,10 @@ class CommandBackend : public Backend {
 
 class SimBackend : public Backend {
  public:
-  explicit SimBackend(BackendOptions opt) : opt_(std::move(opt)) {}
+  SimBackend(BackendOptions opt, bool reads_prompt)
+      : opt_(std::move(opt)), reads_prompt_(reads_prompt) {}
   BackendKind kind() const override { return BackendKind::sim; }
-  bool wants_prompt_file() const override { return true; }
+  bool wants_prompt_file() const override { return reads_prompt_; }
   std::vector<std::string> launch_argv(const LaunchRequest& r, const PromptRef& p) const override {
     std::vector<std::string> argv = {opt_.binary,       "sim-agent", "--scenario",
                                      opt_.sim_scenario, "--persona", r.persona};
@@ -337,6 +339,7 @@ class SimBackend : public Backend {
 
  private:
   BackendOptions opt_;
+  bool reads_prompt_;
 };
 
 bool starts_with_any(const std::string& name, std::initializer_list<const char*> prefixes) {
@@ -441,7 +444,11 @@ Expected<std::unique_ptr<Backend>> make_backend(const BackendOptions& options) {
       if (options.sim_scenario.empty())
         return fail("--agent sim needs a scenario file (--scenario)");
       if (options.binary.empty()) return fail("--agent sim needs the devgraph executable");
-      return std::unique_ptr<Backend>(new SimBackend(options));
+      // A scenario that cannot be read here is the agent's to report, on
+      // every launch; the prompt file is written then, in case it can later.
+      auto scenario = SimScenario::load(options.sim_scenario);
+      bool reads_prompt = !scenario || scenario->reads_prompt();
+      return std::unique_ptr<Backend>(new SimBackend(options, reads_prompt));
     }
   }
   return fail("unknown agent backend");

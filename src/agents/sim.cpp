@@ -226,13 +226,36 @@ const SimRule& SimScenario::match(const std::string& persona, const std::string&
   return fallback;
 }
 
+namespace {
+
+template <typename Pred>
+bool any_rule(const SimScenario& s, Pred pred) {
+  if (pred(s.fallback)) return true;
+  for (const auto& [persona, rules] : s.personas)
+    for (const auto& r : rules)
+      if (pred(r)) return true;
+  return false;
+}
+
+}  // namespace
+
+bool SimScenario::counts_calls() const {
+  return any_rule(*this, [](const SimRule& r) { return r.call || r.after_call; });
+}
+
+bool SimScenario::reads_prompt() const {
+  return any_rule(*this, [](const SimRule& r) { return !r.dispatch_contains.empty(); });
+}
+
 int run_sim_agent(const SimInvocation& inv, std::ostream& out, std::ostream& err) {
   auto scenario = SimScenario::load(inv.scenario);
   if (!scenario) {
     err << "sim-agent: " << scenario.error().message << "\n";
     return 2;
   }
-  auto call = next_call(inv.state_dir, inv.persona, inv.task, !inv.resume.empty());
+  auto call = scenario->counts_calls()
+                  ? next_call(inv.state_dir, inv.persona, inv.task, !inv.resume.empty())
+                  : Expected<int>(1);
   if (!call) {
     err << "sim-agent: " << call.error().message << "\n";
     return 2;

@@ -37,7 +37,8 @@
 //
 // Launch counts live in the state directory (one small file per persona
 // and task, updated under a lock), so a rerun with a fresh state directory
-// replays the same story.
+// replays the same story. A scenario without "call" or "after_call" rules
+// keeps no counts: every launch is call 1.
 #pragma once
 
 #include <map>
@@ -82,6 +83,13 @@ struct SimScenario {
   // default.
   const SimRule& match(const std::string& persona, const std::string& task, int call,
                        const std::string& prompt) const;
+  // Whether a rule depends on the launch count ("call", "after_call") or on
+  // the prompt ("dispatch_contains"). Only then does the agent keep launch
+  // counters, and the runtime write prompt files: each is a file created
+  // per launch, and a simulated persona should cost little beyond its
+  // latency.
+  bool counts_calls() const;
+  bool reads_prompt() const;
 };
 
 struct SimInvocation {

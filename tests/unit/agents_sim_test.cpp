@@ -131,6 +131,40 @@ TEST_F(SimRuntime, WritesFilesAndAnswersPerCall) {
   EXPECT_EQ(c.result["summary"], "approved");
 }
 
+// Files in `dir` whose names end with `suffix` (none when `dir` is absent).
+size_t files_ending(const std::string& dir, const std::string& suffix) {
+  auto r = test::run_process({"find", dir, "-type", "f", "-name", "*" + suffix});
+  size_t n = 0;
+  for (char ch : r.out) n += ch == '\n';
+  return n;
+}
+
+TEST_F(SimRuntime, CountersAndPromptFilesOnlyWhenTheScenarioNeedsThem) {
+  std::string prompts = scratch / "run/bundles/b1/prompts";
+  auto plain =
+      make(R"({"default": {"result": {"status": "DONE", "summary": "s", "evidence": []}}})");
+  ASSERT_TRUE(plain);
+  Completion c = run_one(*plain, req("tester", "T1"));
+  ASSERT_EQ(c.outcome, Outcome::result) << c.error;
+  c = run_one(*plain, req("tester", "T1"));
+  EXPECT_EQ(c.session_id, "sim-tester-T1-1");  // no counting: every launch is call 1
+  EXPECT_EQ(files_ending(prompts, ".prompt.md"), 0u);
+  EXPECT_EQ(files_ending(prompts + "/sim-state", ".count"), 0u);
+  EXPECT_EQ(files_ending(prompts, ""), 0u);
+
+  auto picky = make(R"({"personas": {"tester": [
+      {"dispatch_contains": "Task T2", "result": {"status": "DONE", "summary": "saw T2", "evidence": []}},
+      {"call": 2, "result": {"status": "DONE", "summary": "second", "evidence": []}},
+      {"result": {"status": "DONE", "summary": "first", "evidence": []}}]}})");
+  ASSERT_TRUE(picky);
+  EXPECT_EQ(run_one(*picky, req("tester", "T1")).result["summary"], "first");
+  EXPECT_EQ(run_one(*picky, req("tester", "T1")).result["summary"], "second");
+  EXPECT_EQ(run_one(*picky, req("tester", "T2", "Task T2 of bundle b1")).result["summary"],
+            "saw T2");
+  EXPECT_EQ(files_ending(prompts, ".prompt.md"), 3u);
+  EXPECT_GE(files_ending(prompts + "/sim-state", ""), 2u);  // counters for T1 and T2
+}
+
 TEST_F(SimRuntime, FailureModesTakeTheRealPaths) {
   auto rt = make(R"({
     "personas": {
