@@ -14,7 +14,7 @@ namespace devgraph::test {
 // True in the AddressSanitizer build. Every process starts about half a
 // second slower there, so the few tests that start hundreds of processes
 // run a sample of their cases in it; the regular build runs them all.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(DEVGRAPH_SANITIZED) || defined(__SANITIZE_ADDRESS__)
 inline constexpr bool kUnderSanitizers = true;
 #else
 inline constexpr bool kUnderSanitizers = false;
