@@ -422,8 +422,15 @@ Expected<Committed> run_transaction(const std::string& run_dir, const Graph& gra
   } else {
     DG_TRY(std::string text, read_file(state_path));
     std::optional<DeferredState::Opened> opened;
-    if (mode == Mode::kUpdateDeferred)
-      opened = DeferredState::open(text, {kTasksRuntime, kBundlesRuntime});
+    if (mode == Mode::kUpdateDeferred) {
+      // The text moves into the index (no copy of a file that can be
+      // megabytes); a layout the scan does not take, which is rare, is read
+      // again for the full parse.
+      opened = DeferredState::open(std::move(text), {kTasksRuntime, kBundlesRuntime});
+      if (!opened) {
+        DG_TRY(text, read_file(state_path));
+      }
+    }
     if (opened) {
       txn.state_ = std::move(opened->state);
       txn.deferred_ = std::move(opened->index);
