@@ -231,51 +231,128 @@ Expected<Json*> DeferredState::record(Json& state, const std::string& map_name,
   return &slot;
 }
 
-void DeferredState::dump_map(std::string& out, const Map& map, const Json& parsed) const {
-  bool first = true;
-  auto open_entry = [&] {
-    out += first ? "{\n    " : ",\n    ";
-    first = false;
+// The output of a dump as a list of pieces, each a span of the input text
+// or of the generated text; adjacent spans of the same kind merge.
+class DeferredState::Pieces {
+ public:
+  Pieces(std::string_view text, std::string& gen) : text_(text), gen_(gen) {}
+
+  void gen(std::string_view s) {
+    size_t b = gen_.size();
+    gen_.append(s);
+    add(false, b, gen_.size());
+  }
+  void gen_json(const Json& value, int indent, int level) {
+    size_t b = gen_.size();
+    append_py(gen_, value, indent, level);
+    add(false, b, gen_.size());
+  }
+  void text(Span s) { add(true, s.begin, s.end); }
+  // Emits `s`, from the input when the input holds exactly `s` at
+  // [begin, end): then untouched records and their separators stay one
+  // span.
+  void same(std::string_view s, size_t begin, size_t end) {
+    if (begin <= end && end <= text_.size() && text_.substr(begin, end - begin) == s) {
+      add(true, begin, end);
+    } else {
+      gen(s);
+    }
+  }
+
+  std::vector<std::string_view> views() const {
+    std::vector<std::string_view> out;
+    out.reserve(parts_.size());
+    for (const Part& p : parts_)
+      out.push_back(
+          (p.from_text ? text_ : std::string_view(gen_)).substr(p.begin, p.end - p.begin));
+    return out;
+  }
+
+ private:
+  struct Part {
+    bool from_text;
+    size_t begin, end;
   };
+  void add(bool from_text, size_t begin, size_t end) {
+    if (begin == end) return;
+    if (!parts_.empty() && parts_.back().from_text == from_text && parts_.back().end == begin) {
+      parts_.back().end = end;
+    } else {
+      parts_.push_back({from_text, begin, end});
+    }
+  }
+  std::string_view text_;
+  std::string& gen_;
+  std::vector<Part> parts_;
+};
+
+void DeferredState::dump_map(Pieces& out, const Map& map, const Json& parsed) const {
+  bool first = true;
+  // Where the previous record's value ended in the text, when it was
+  // copied from there; the separator after it can then come from the text.
+  std::optional<size_t> copied_until;
   for (const Raw& raw : map.records) {
-    open_entry();
-    out += text(raw.key_text);
-    out += ": ";
+    if (first) {
+      out.gen("{\n    ");
+    } else if (copied_until) {
+      out.same(",\n    ", *copied_until, raw.key_text.begin);
+    } else {
+      out.gen(",\n    ");
+    }
+    first = false;
+    out.text(raw.key_text);
     auto it = parsed.find(raw.key);
     if (it != parsed.end()) {
-      append_py(out, *it, 2, 2);
+      out.gen(": ");
+      out.gen_json(*it, 2, 2);
+      copied_until.reset();
     } else {
-      out += text(raw.value);
+      out.same(": ", raw.key_text.end, raw.value.begin);
+      out.text(raw.value);
+      copied_until = raw.value.end;
     }
   }
   for (auto it = parsed.begin(); it != parsed.end(); ++it) {
     if (map.index.count(it.key()) != 0) continue;
-    open_entry();
-    append_py(out, Json(it.key()), 2, 2);
-    out += ": ";
-    append_py(out, it.value(), 2, 2);
+    out.gen(first ? "{\n    " : ",\n    ");
+    first = false;
+    out.gen_json(Json(it.key()), 2, 2);
+    out.gen(": ");
+    out.gen_json(it.value(), 2, 2);
   }
-  out += first ? "{}" : "\n  }";
+  out.gen(first ? "{}" : "\n  }");
 }
 
-std::string DeferredState::dump(const Json& state) const {
-  if (!state.is_object() || state.empty()) return dump_py(state, 2) + "\n";
-  std::string out;
-  out.reserve(text_.size() + 1024);
+std::vector<std::string_view> DeferredState::dump_pieces(const Json& state,
+                                                         std::string& storage) const {
+  storage.clear();
+  if (!state.is_object() || state.empty()) {
+    storage = dump_py(state, 2) + "\n";
+    return {storage};
+  }
+  Pieces out(text_, storage);
   bool first = true;
   for (auto it = state.begin(); it != state.end(); ++it) {
-    out += first ? "{\n  " : ",\n  ";
+    out.gen(first ? "{\n  " : ",\n  ");
     first = false;
-    append_py(out, Json(it.key()), 2, 1);
-    out += ": ";
+    out.gen_json(Json(it.key()), 2, 1);
+    out.gen(": ");
     const Map* map = find_map(it.key());
     if (map != nullptr && it.value().is_object()) {
       dump_map(out, *map, it.value());
     } else {
-      append_py(out, it.value(), 2, 1);
+      out.gen_json(it.value(), 2, 1);
     }
   }
-  out += "\n}\n";
+  out.gen("\n}\n");
+  return out.views();
+}
+
+std::string DeferredState::dump(const Json& state) const {
+  std::string storage;
+  std::string out;
+  out.reserve(text_.size() + 1024);
+  for (std::string_view piece : dump_pieces(state, storage)) out.append(piece);
   return out;
 }
 

@@ -51,6 +51,11 @@ class DeferredState {
 
   // The file for `state` (what open() returned, since changed).
   std::string dump(const Json& state) const;
+  // The same file as consecutive pieces: spans of the text open() took
+  // (untouched records and the separators between them, coalesced) and of
+  // `storage`, which holds everything generated. The views are valid while
+  // this index and `storage` live and neither changes.
+  std::vector<std::string_view> dump_pieces(const Json& state, std::string& storage) const;
 
  private:
   struct Span {
@@ -70,7 +75,8 @@ class DeferredState {
   DeferredState() = default;
   const Map* find_map(const std::string& name) const;
   Map* find_map(const std::string& name);
-  void dump_map(std::string& out, const Map& map, const Json& parsed) const;
+  class Pieces;
+  void dump_map(Pieces& out, const Map& map, const Json& parsed) const;
   std::string_view text(Span s) const {
     return std::string_view(text_).substr(s.begin, s.end - s.begin);
   }

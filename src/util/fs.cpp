@@ -3,10 +3,13 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -26,6 +29,30 @@ Status write_all(int fd, std::string_view data, const std::string& path) {
       return fail(errno_text("cannot write", path));
     }
     data.remove_prefix(static_cast<size_t>(n));
+  }
+  return {};
+}
+
+Status write_all(int fd, const std::vector<std::string_view>& pieces, const std::string& path) {
+  std::vector<iovec> iov;
+  iov.reserve(pieces.size());
+  for (std::string_view p : pieces)
+    if (!p.empty()) iov.push_back({const_cast<char*>(p.data()), p.size()});
+  size_t next = 0;
+  while (next < iov.size()) {
+    int count = static_cast<int>(std::min<size_t>(iov.size() - next, IOV_MAX));
+    ssize_t n = ::writev(fd, &iov[next], count);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail(errno_text("cannot write", path));
+    }
+    // Step past what was written, possibly ending inside a piece.
+    size_t done = static_cast<size_t>(n);
+    while (next < iov.size() && done >= iov[next].iov_len) done -= iov[next++].iov_len;
+    if (done > 0) {
+      iov[next].iov_base = static_cast<char*>(iov[next].iov_base) + done;
+      iov[next].iov_len -= done;
+    }
   }
   return {};
 }
@@ -106,13 +133,18 @@ Status make_directories(const std::string& path) {
 }
 
 Status write_file_atomic(const std::string& path, std::string_view content, int mode) {
+  return write_file_atomic(path, std::vector<std::string_view>{content}, mode);
+}
+
+Status write_file_atomic(const std::string& path, const std::vector<std::string_view>& pieces,
+                         int mode) {
   static std::atomic<unsigned> counter{0};
   const std::string dir = dirname_of(path);
   const std::string tmp =
       path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) return fail(errno_text("cannot create", tmp));
-  Status st = write_all(fd, content, tmp);
+  Status st = write_all(fd, pieces, tmp);
   if (st && ::fsync(fd) != 0) st = fail(errno_text("cannot fsync", tmp));
   ::close(fd);
   if (st && ::rename(tmp.c_str(), path.c_str()) != 0) st = fail(errno_text("cannot replace", path));

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/expected.h"
 
@@ -24,6 +25,10 @@ bool path_exists(const std::string& path);
 bool is_directory(const std::string& path);
 
 Status write_file_atomic(const std::string& path, std::string_view content, int mode = 0644);
+// The same, for content given as consecutive pieces (written with writev,
+// so a file assembled from spans of other buffers is never copied whole).
+Status write_file_atomic(const std::string& path, const std::vector<std::string_view>& pieces,
+                         int mode = 0644);
 Status append_durable(const std::string& path, std::string_view content);
 Status truncate_durable(const std::string& path, std::uint64_t size);
 Status fsync_directory(const std::string& dir);
