@@ -462,54 +462,51 @@ struct Driver::Impl {
 
   // Records a launched, back-off or resuming event; a completion has its
   // result saved and is returned.
-  std::optional<Completed> take(std::optional<LaunchEvent> ev) {
-    {
-      if (ev->kind == LaunchEvent::Kind::launched) {
-        Json d = {{"persona", ev->persona},
-                  {"bundle", opt.bundle},
-                  {"agent_handle", ev->handle},
-                  {"headless", true}};
-        if (ev->task) d["task"] = *ev->task;
-        (void)event("PERSONA_DISPATCHED", d);
-        return std::nullopt;
-      }
-      if (ev->kind == LaunchEvent::Kind::resuming) {
-        // A clean exit without a result: recorded now, before the one resume,
-        // as the reference records it, whether or not the resume then answers.
-        (void)event("MALFORMED_RESULT", Json{{"persona", ev->persona},
-                                             {"bundle", opt.bundle},
-                                             {"task", ev->task ? Json(*ev->task) : Json()},
-                                             {"agent_handle", ev->handle},
-                                             {"reason", clip(ev->detail, 300)}});
-        return std::nullopt;
-      }
-      if (ev->kind == LaunchEvent::Kind::backoff) {
-        Json d = {{"topic", "cli_error_backoff"},
-                  {"persona", ev->persona},
-                  {"bundle", opt.bundle},
-                  {"task", ev->task ? Json(*ev->task) : Json()},
-                  {"agent_handle", ev->handle},
-                  {"attempt", ev->attempt},
-                  {"delay_s", static_cast<double>(ev->delay_ms) / 1000.0},
-                  {"error", clip(ev->detail, 300)}};
-        (void)event("NOTE", d);
-        return std::nullopt;
-      }
-      auto it = live.find(ev->id);
-      LiveLaunch l = it == live.end() ? LiveLaunch{ev->persona, ev->task, "", 0, ""} : it->second;
-      if (it != live.end()) live.erase(it);
-      // Already recorded at the resume when there was one.
-      if (ev->outcome == "malformed_result" && !ev->resumed)
-        (void)event("MALFORMED_RESULT", Json{{"persona", ev->persona},
-                                             {"bundle", opt.bundle},
-                                             {"task", ev->task ? Json(*ev->task) : Json()},
-                                             {"agent_handle", ev->handle},
-                                             {"reason", clip(ev->detail, 300)}});
-      ledger_add(*ev);
-      save_result(*ev, l);
-      crash_point("saved");
-      return std::make_pair(std::move(*ev), std::move(l));
+  std::optional<Completed> take(LaunchEvent ev) {
+    Json task = ev.task ? Json(*ev.task) : Json();
+    if (ev.kind == LaunchEvent::Kind::launched) {
+      Json d = {{"persona", ev.persona},
+                {"bundle", opt.bundle},
+                {"agent_handle", ev.handle},
+                {"headless", true}};
+      if (ev.task) d["task"] = *ev.task;
+      (void)event("PERSONA_DISPATCHED", d);
+      return std::nullopt;
     }
+    // A clean exit without a result is recorded at the resume, before it,
+    // as the reference records it, whether or not the resume then answers;
+    // without a resume, at the completion.
+    auto record_malformed = [&] {
+      (void)event("MALFORMED_RESULT", Json{{"persona", ev.persona},
+                                           {"bundle", opt.bundle},
+                                           {"task", task},
+                                           {"agent_handle", ev.handle},
+                                           {"reason", clip(ev.detail, 300)}});
+    };
+    if (ev.kind == LaunchEvent::Kind::resuming) {
+      record_malformed();
+      return std::nullopt;
+    }
+    if (ev.kind == LaunchEvent::Kind::backoff) {
+      Json d = {{"topic", "cli_error_backoff"},
+                {"persona", ev.persona},
+                {"bundle", opt.bundle},
+                {"task", task},
+                {"agent_handle", ev.handle},
+                {"attempt", ev.attempt},
+                {"delay_s", static_cast<double>(ev.delay_ms) / 1000.0},
+                {"error", clip(ev.detail, 300)}};
+      (void)event("NOTE", d);
+      return std::nullopt;
+    }
+    auto it = live.find(ev.id);
+    LiveLaunch l = it == live.end() ? LiveLaunch{ev.persona, ev.task, "", 0, ""} : it->second;
+    if (it != live.end()) live.erase(it);
+    if (ev.outcome == "malformed_result" && !ev.resumed) record_malformed();
+    ledger_add(ev);
+    save_result(ev, l);
+    crash_point("saved");
+    return std::make_pair(std::move(ev), std::move(l));
   }
 
   // A bundle-level persona at `node`: reuse its result for this visit, or
