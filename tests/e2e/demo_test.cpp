@@ -96,8 +96,7 @@ TEST(Demo, RejectsAnUnknownAgent) {
   auto r = test::run_devgraph({"demo", "--agent", "nope"}, {{"AI_ROOT", s.path()}});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--agent"), std::string::npos);
-  auto listing = test::run_process({"ls", "-A", s.path()});
-  EXPECT_EQ(listing.out, "");
+  EXPECT_EQ(test::entries(s.path()), "");
 }
 
 }  // namespace

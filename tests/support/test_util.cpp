@@ -136,6 +136,10 @@ std::string slurp(const std::string& path) {
   return *text;
 }
 
+std::string entries(const std::string& dir) {
+  return run_process({"ls", "-A", dir}).out;
+}
+
 std::vector<Json> read_jsonl(const std::string& path) {
   std::vector<Json> out;
   if (!path_exists(path)) return out;

@@ -57,6 +57,9 @@ class Scratch {
 };
 
 std::string slurp(const std::string& path);
+// The names in `dir` (hidden ones too), one per line, sorted: what a test
+// compares to prove that nothing else was left behind.
+std::string entries(const std::string& dir);
 // The JSON records of a JSON Lines file (events.jsonl, run_bundle.log), in
 // order; empty lines are skipped, a missing file has none.
 std::vector<Json> read_jsonl(const std::string& path);

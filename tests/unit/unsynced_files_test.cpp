@@ -15,8 +15,7 @@ TEST(RunFiles, ReplaceWritesTheWholeFileAndLeavesNoTemporary) {
   ASSERT_TRUE(replace_file(p, "first\n").ok());
   ASSERT_TRUE(replace_file(p, "second\n").ok());
   EXPECT_EQ(test::slurp(p), "second\n");
-  auto listing = test::run_process({"ls", "-A", s.path()});
-  EXPECT_EQ(listing.out, "a.result.json\n");
+  EXPECT_EQ(test::entries(s.path()), "a.result.json\n");
 }
 
 TEST(RunFiles, AppendAddsToTheEnd) {

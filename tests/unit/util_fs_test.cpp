@@ -24,8 +24,7 @@ TEST(WriteFileAtomic, ManyPiecesMakeTheirConcatenation) {
   EXPECT_EQ(test::slurp(path), expected);
   ASSERT_TRUE(write_file_atomic(path, std::vector<std::string_view>{}).ok());
   EXPECT_EQ(test::slurp(path), "");
-  auto listing = test::run_process({"ls", "-A", s.path()});
-  EXPECT_EQ(listing.out, "state.json\n");
+  EXPECT_EQ(test::entries(s.path()), "state.json\n");
 }
 
 TEST(WriteFileAtomic, AFailureNamesThePathAndLeavesTheOldFile) {
