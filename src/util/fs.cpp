@@ -14,6 +14,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "util/heap.h"
+
 namespace devgraph {
 namespace {
 
@@ -62,12 +64,17 @@ Status write_all(int fd, const std::vector<std::string_view>& pieces, const std:
 Expected<std::string> read_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return fail(errno_text("cannot read", path));
-  std::string out;
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<size_t>(st.st_size));
-  char buf[65536];
+  size_t expected = 0;
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) expected = static_cast<size_t>(st.st_size);
+  expect_large_heap(expected);
+  // Read straight into the result; one byte of room beyond the size seen
+  // tells end of file from a file that grew meanwhile.
+  std::string out(expected + 1, '\0');
+  size_t have = 0;
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (have == out.size()) out.resize(out.size() * 2);
+    ssize_t n = ::read(fd, out.data() + have, out.size() - have);
     if (n < 0) {
       if (errno == EINTR) continue;
       Error e = fail(errno_text("cannot read", path));
@@ -75,10 +82,17 @@ Expected<std::string> read_file(const std::string& path) {
       return e;
     }
     if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
+    have += static_cast<size_t>(n);
   }
   ::close(fd);
+  out.resize(have);
   return out;
+}
+
+size_t file_size(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || st.st_size < 0) return 0;
+  return static_cast<size_t>(st.st_size);
 }
 
 bool path_exists(const std::string& path) {

@@ -10,6 +10,7 @@
 //   interoperates with Python's fcntl.flock on the same file.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,6 +23,9 @@ namespace devgraph {
 
 Expected<std::string> read_file(const std::string& path);
 bool path_exists(const std::string& path);
+// The size of the file at `path` (symlinks followed); 0 when it cannot be
+// read.
+size_t file_size(const std::string& path);
 bool is_directory(const std::string& path);
 
 Status write_file_atomic(const std::string& path, std::string_view content, int mode = 0644);

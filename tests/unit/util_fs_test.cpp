@@ -37,5 +37,35 @@ TEST(WriteFileAtomic, AFailureNamesThePathAndLeavesTheOldFile) {
   EXPECT_EQ(test::slurp(path), "old\n");
 }
 
+TEST(ReadFile, ReadsEmptySmallAndLargeFilesWhole) {
+  test::Scratch s;
+  std::string large;
+  for (int i = 0; large.size() < (size_t{300} << 10); ++i) large += std::to_string(i) + "\n";
+  for (const std::string& content : {std::string(), std::string("x"), large}) {
+    std::string path = s / "f";
+    ASSERT_TRUE(write_file_atomic(path, content).ok());
+    auto got = read_file(path);
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(*got, content);
+    EXPECT_EQ(file_size(path), content.size());
+  }
+}
+
+TEST(ReadFile, ReadsAFileWhoseSizeIsNotKnownAhead) {
+  // /proc files report size 0 and are read until end of file.
+  auto got = read_file("/proc/self/status");
+  ASSERT_TRUE(got.ok());
+  EXPECT_NE(got->find("Name:"), std::string::npos);
+  EXPECT_EQ(file_size("/proc/self/status"), 0u);
+}
+
+TEST(ReadFile, AMissingFileIsAnErrorNamingIt) {
+  test::Scratch s;
+  auto got = read_file(s / "absent");
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.error().message.find("absent"), std::string::npos);
+  EXPECT_EQ(file_size(s / "absent"), 0u);
+}
+
 }  // namespace
 }  // namespace devgraph
