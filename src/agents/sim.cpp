@@ -152,6 +152,27 @@ void wait_ms(long long ms) {
   }
 }
 
+long long monotonic_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<long long>(now.tv_sec) * 1000000000LL + now.tv_nsec;
+}
+
+// Waits until `ms` after `since_ns` on the monotonic clock: the latency of
+// a launch counts from the moment the runtime started it, so this
+// process's own start-up is part of it, as a real CLI's is. A start
+// instant later than now (a clock from another boot) counts from now.
+void wait_from(std::optional<long long> since_ns, long long ms) {
+  if (ms <= 0) return;
+  const long long now = monotonic_ns();
+  if (!since_ns || *since_ns > now) return wait_ms(ms);
+  const long long until = *since_ns + ms * 1000000LL;
+  if (until <= now) return;
+  timespec at{static_cast<time_t>(until / 1000000000LL), static_cast<long>(until % 1000000000LL)};
+  while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) == EINTR) {
+  }
+}
+
 Json claude_document(const std::string& text, const std::string& session, bool is_error,
                      long long latency_ms) {
   Json doc = Json::object();
@@ -279,7 +300,7 @@ int run_sim_agent(const SimInvocation& inv, std::ostream& out, std::ostream& err
     if (rule.fail == "hang") wait_ms(24LL * 3600 * 1000);  // the supervisor's timeout ends it
     if (rule.fail == "signal") ::kill(::getpid(), SIGKILL);
   }
-  wait_ms(rule.latency_ms);
+  wait_from(inv.launched_at_ns, rule.latency_ms);
   if (!resuming) {
     if (rule.fail == "cli_error") {
       out << dump_py(claude_document("API Error: 500 (simulated failure)", session, true,

@@ -99,6 +99,9 @@ struct SimInvocation {
   std::string state_dir;    // launch counters; empty: no counting (call 1)
   std::string prompt_file;  // optional: the prompt, for dispatch_contains
   std::string resume;       // session id of a --resume call, else empty
+  // CLOCK_MONOTONIC (ns) when the runtime started this call: the rule's
+  // latency counts from there. Unset: from this process's start of waiting.
+  std::optional<long long> launched_at_ns;
 };
 
 // Plays one launch: writes the rule's files under the current directory,

@@ -1,6 +1,8 @@
 // `devgraph sim-agent`: the simulated agent CLI behind `--agent sim`. The
 // persona runtime runs it as a child process in the worktree; see
 // agents/sim.h and docs/sim-scenario.md.
+#include <cerrno>
+#include <cstdlib>
 #include <iostream>
 
 #include "agents/sim.h"
@@ -17,7 +19,10 @@ int verb_sim_agent(const VerbArgs& args) {
       .option("task", "the task id, when the launch has one")
       .option("state", "directory for the per-persona launch counters")
       .option("prompt-file", "the prompt, for dispatch_contains rules")
-      .option("resume", "answer a resume call for this session id");
+      .option("resume", "answer a resume call for this session id")
+      .option("launched-at",
+              "CLOCK_MONOTONIC nanoseconds when the call was launched; the latency counts from "
+              "there");
   auto parsed = p.parse(args);
   if (!parsed) return report_error("sim-agent", parsed.error());
   agents::SimInvocation inv;
@@ -27,6 +32,16 @@ int verb_sim_agent(const VerbArgs& args) {
   inv.state_dir = parsed->get_or("state", "");
   inv.prompt_file = parsed->get_or("prompt-file", "");
   inv.resume = parsed->get_or("resume", "");
+  if (auto at = parsed->get("launched-at")) {
+    char* end = nullptr;
+    errno = 0;
+    const long long ns = std::strtoll(at->c_str(), &end, 10);
+    if (at->empty() || *end != '\0' || errno != 0 || ns < 0)
+      return report_error("sim-agent", p.usage_error("argument --launched-at: expected "
+                                                     "nanoseconds, got '" +
+                                                     *at + "'"));
+    inv.launched_at_ns = ns;
+  }
   return agents::run_sim_agent(inv, std::cout, std::cerr);
 }
 

@@ -226,5 +226,37 @@ TEST(SimAgentVerb, UsageErrorsExitTwo) {
   EXPECT_NE(r.err.find("--scenario"), std::string::npos);
 }
 
+TEST(SimAgentVerb, TheLatencyCountsFromTheLaunchInstant) {
+  test::Scratch s;
+  const std::string scenario = s / "scenario.json";
+  test::write_text(scenario, R"({"default": {"latency_ms": 3000,
+    "result": {"status": "DONE", "summary": "s", "evidence": []}}})");
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  const long long ns = static_cast<long long>(now.tv_sec) * 1000000000LL + now.tv_nsec;
+  // Launched 2.9 s ago with 3 s of latency: about 0.1 s are left, far
+  // below the 3 s a wait from the process's own start would take.
+  const auto start = std::chrono::steady_clock::now();
+  auto r = test::run_devgraph({"sim-agent", "--scenario", scenario, "--persona", "developer",
+                               "--launched-at", std::to_string(ns - 2900000000LL)});
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("RESULT_JSON:"), std::string::npos);
+  EXPECT_LT(took, 2s);
+}
+
+TEST(SimAgentVerb, ALaunchInstantThatIsNotANumberIsAUsageError) {
+  test::Scratch s;
+  const std::string scenario = s / "scenario.json";
+  test::write_text(scenario, R"({"default": {"latency_ms": 1}})");
+  for (const char* bad : {"soon", "-5", "12x", ""}) {
+    auto r = test::run_devgraph(
+        {"sim-agent", "--scenario", scenario, "--persona", "developer", "--launched-at", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--launched-at"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "") << bad;
+  }
+}
+
 }  // namespace
 }  // namespace devgraph::agents
