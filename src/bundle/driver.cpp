@@ -1054,7 +1054,20 @@ struct Driver::Impl {
     spec.cwd = ctx.worktree;
     spec.timeout = std::chrono::minutes(graph.headless.persona_timeout_minutes);
     spec.max_output_bytes = 256 * 1024;
+    spec.on_wait = opt.on_wait;
+    // A project's test suite can take minutes: the records let the live
+    // view (and anyone reading the log) see what runs and how long it took.
+    log("command_started", Json{{"command", key}, {"argv", cmd}});
+    const auto began = std::chrono::steady_clock::now();
     auto r = runner.run(spec);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    Json done = {{"command", key},
+                 {"exit", r ? Json(r->exit_code) : Json(nullptr)},
+                 {"timed_out", r ? r->timed_out : false},
+                 {"seconds", std::round(seconds * 10) / 10}};
+    if (!r) done["error"] = r.error().message;
+    log("command_finished", std::move(done));
     if (!r) return {false, r.error().message};
     return {r->ok(), tail(r->out + r->err, 4000)};
   }

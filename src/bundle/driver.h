@@ -73,6 +73,10 @@ struct DriverOptions {
   // Called with state.json after each transaction the driver makes (the
   // live view); may be empty.
   std::function<void(const Json&)> on_state;
+  // Called every few hundred milliseconds while the driver waits on a
+  // command of its own (the bundle's test and build commands), so a live
+  // view keeps time; may be empty.
+  std::function<void()> on_wait;
 };
 
 struct DriverOutcome {

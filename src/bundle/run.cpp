@@ -46,6 +46,7 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
   opt.base = request.base;
   opt.on_log = request.on_log;
   opt.on_state = request.on_state;
+  opt.on_wait = request.on_tick;
   auto driver = Driver::open(opt, store, *graph, runner);
   if (!driver) return usage_report(driver.error().message);
   const BundleContext& ctx = (*driver)->context();

@@ -31,7 +31,9 @@ struct RunBundleRequest {
   // The live view's feeds (bundle/view.h); each may be empty. on_log above
   // receives the driver's and the persona runtime's log records.
   std::function<void(const Json&)> on_state;
-  std::function<void()> on_tick;  // every tick_every while personas run
+  // Every tick_every while personas or the bundle's test and build
+  // commands run.
+  std::function<void()> on_tick;
   std::chrono::milliseconds tick_every{250};
   // Tests only: wraps the launcher the driver uses (e.g. to hold
   // completions back and hand them over together).

@@ -70,9 +70,16 @@ std::string summarize_record(const Json& rec) {
   std::string ts = str(rec, "ts");
   std::string line = ts.size() >= 19 ? ts.substr(11, 8) : "--:--:--";
   line += " " + str(rec, "event");
-  for (const char* key : {"persona", "task", "node", "status", "topic"}) {
+  for (const char* key : {"persona", "task", "node", "status", "topic", "command"}) {
     std::string v = str(rec, key);
     if (!v.empty()) line += " " + v;
+  }
+  if (rec.is_object() && rec.contains("exit") && rec["exit"].is_number())
+    line += " exit " + std::to_string(rec["exit"].get<long long>());
+  if (rec.is_object() && rec.contains("seconds") && rec["seconds"].is_number()) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " after %.1f s", rec["seconds"].get<double>());
+    line += buf;
   }
   if (rec.is_object() && rec.contains("attempt") && rec["attempt"].is_number() &&
       rec["attempt"].get<int>() > 1)
@@ -119,6 +126,11 @@ bool ViewModel::on_log(const Json& rec, ViewTime now) {
     outcome_ = str(rec, "status");
     live_.clear();
     backoffs_.clear();
+    command_.reset();
+  } else if (event == "command_started") {
+    command_ = ViewCommand{str(rec, "command"), str(rec, "argv"), now};
+  } else if (event == "command_finished") {
+    command_.reset();
   }
   recent_.push_back(summarize_record(rec));
   while (recent_.size() > kRecentLines) recent_.pop_front();
@@ -202,6 +214,10 @@ std::string render_frame(const ViewModel& m, ViewTime now, FrameSize size) {
                      " retry " + std::to_string(b.attempt + 1) + " in " +
                      format_elapsed(std::chrono::duration_cast<ms>(b.until - now)));
   }
+  if (m.command())
+    body.push_back(m.command()->name + " command running " +
+                   format_elapsed(std::chrono::duration_cast<ms>(now - m.command()->since)) + ": " +
+                   m.command()->argv);
   if (m.paused_until())
     body.push_back("provider limit: new launches wait " +
                    format_elapsed(std::chrono::duration_cast<ms>(*m.paused_until() - now)) +
@@ -252,11 +268,20 @@ void LiveView::on_state(const Json& state) {
 }
 
 void LiveView::tick() {
-  if (finished_ || !fed_) return;
+  if (finished_) return;
+  if (measure_) resize(measure_());
+  if (!fed_) return;
   // Elapsed times are shown in whole seconds: a frame a second keeps them
   // current.
   if (last_draw_ && clock_.steady() - *last_draw_ >= std::chrono::seconds(1)) dirty_ = true;
   maybe_draw(false);
+}
+
+void LiveView::resize(FrameSize size) {
+  if (finished_ || (size.columns == size_.columns && size.rows == size_.rows)) return;
+  size_ = size;
+  if (drawn_lines_ > 0) clear_screen_ = true;
+  if (fed_) maybe_draw(true);
 }
 
 void LiveView::finish() {
@@ -282,7 +307,12 @@ void LiveView::draw(ViewTime now) {
   FrameSize fs{size_.columns, std::max(3, size_.rows - 1)};
   std::string frame = render_frame(model_, now, fs);
   std::string buf;
-  if (drawn_lines_ > 1) buf += "\x1b[" + std::to_string(drawn_lines_ - 1) + "A";
+  if (clear_screen_) {
+    buf += "\x1b[H\x1b[J";  // home, erase the screen
+    clear_screen_ = false;
+  } else if (drawn_lines_ > 1) {
+    buf += "\x1b[" + std::to_string(drawn_lines_ - 1) + "A";
+  }
   buf += "\r";
   int lines = 1;
   for (char c : frame) {

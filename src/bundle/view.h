@@ -8,12 +8,15 @@
 // - render_frame(): the model as one screen of text at a given time and
 //   size: tasks grouped by node, live personas with their elapsed time,
 //   back-offs with the time left, provider-limit pauses, the total elapsed
-//   time and the last few log lines. Pure; lines never exceed the width,
+//   time, the bundle's test or build command while it runs, and the last
+//   few log lines. Pure; lines never exceed the width,
 //   the frame never exceeds the height.
 // - LiveView: the redraw policy. Redraws when the model changed, at most
 //   `max_per_second` times a second, and on tick() (a timer on the persona
 //   runtime's event loop) once a second so elapsed times advance while
-//   nothing else happens. It never sleeps and starts no thread. A frame
+//   nothing else happens (the driver ticks it while its own test and build
+//   commands run too); a tick also notices a resized terminal. It never
+//   sleeps and starts no thread. A frame
 //   replaces the previous one in place (cursor up, rewrite, clear below),
 //   so the last frame stays in the scrollback above whatever the caller
 //   prints next.
@@ -24,6 +27,7 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -53,6 +57,13 @@ struct ViewBackoff {
   ViewTime until;
 };
 
+// A command of the driver's own (the bundle's test or build command).
+struct ViewCommand {
+  std::string name;  // "test", "build"
+  std::string argv;  // as recorded in state.json's commands
+  ViewTime since;
+};
+
 struct ViewTask {
   std::string node;
   std::string status;  // the cursor's status: active, complete, waiting_human, ...
@@ -77,6 +88,7 @@ class ViewModel {
   const std::optional<ViewTime>& paused_until() const { return paused_until_; }
   const std::string& pause_reason() const { return pause_reason_; }
   const std::deque<std::string>& recent() const { return recent_; }
+  const std::optional<ViewCommand>& command() const { return command_; }
 
   static constexpr size_t kRecentLines = 6;
 
@@ -92,6 +104,7 @@ class ViewModel {
   std::optional<ViewTime> paused_until_;
   std::string pause_reason_;
   std::deque<std::string> recent_;
+  std::optional<ViewCommand> command_;
 };
 
 struct FrameSize {
@@ -117,6 +130,13 @@ class LiveView {
   void on_state(const Json& state);
   // Periodic: redraws when a change is still undrawn or a second passed.
   void tick();
+  // The terminal's new size. A changed size redraws the frame at once,
+  // from the top of a cleared screen: lines of the old frame may have
+  // wrapped, so moving up over them would land in the wrong place.
+  void resize(FrameSize size);
+  // Where tick() reads the terminal's size from (terminal_size() of the
+  // output, in the verbs); without one the size stays as constructed.
+  void measure_with(std::function<FrameSize()> measure) { measure_ = std::move(measure); }
   // Draws the final frame whatever the rate (none when nothing ever
   // arrived: a run refused before any work); later updates are ignored.
   void finish();
@@ -138,6 +158,8 @@ class LiveView {
   bool finished_ = false;
   int redraws_ = 0;
   int drawn_lines_ = 0;
+  bool clear_screen_ = false;  // the next frame starts from a cleared screen
+  std::function<FrameSize()> measure_;
   std::optional<ViewTime> last_draw_;
 };
 

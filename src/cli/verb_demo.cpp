@@ -40,8 +40,10 @@ int verb_demo(const VerbArgs& args) {
                           p.usage_error("argument --latency-ms: invalid int value: '" + *l + "'"));
     o.latency_ms = *n;
   }
-  if (bundle::live_view_wanted(STDOUT_FILENO, a->flag("no-live")))
+  if (bundle::live_view_wanted(STDOUT_FILENO, a->flag("no-live"))) {
     o.live = bundle::terminal_size(STDOUT_FILENO);
+    o.live_measure = [] { return bundle::terminal_size(STDOUT_FILENO); };
+  }
   auto r = demo::run_demo(o, std::cout);
   if (!r) return report_error("demo", r.error());
   return r->exit_code;

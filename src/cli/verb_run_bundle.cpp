@@ -90,6 +90,7 @@ int verb_run_bundle(const VerbArgs& args) {
   if (bundle::live_view_wanted(STDOUT_FILENO, a->flag("no-live"))) {
     view = std::make_unique<bundle::LiveView>(std::cout, req.bundle, system_clock(),
                                               bundle::terminal_size(STDOUT_FILENO));
+    view->measure_with([] { return bundle::terminal_size(STDOUT_FILENO); });
     req.on_log = [&view](const Json& rec) { view->on_log(rec); };
     req.on_state = [&view](const Json& state) { view->on_state(state); };
     req.on_tick = [&view] { view->tick(); };

@@ -200,6 +200,7 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
   std::unique_ptr<bundle::LiveView> view;
   if (o.live) {
     view = std::make_unique<bundle::LiveView>(out, kBundle, system_clock(), *o.live);
+    if (o.live_measure) view->measure_with(o.live_measure);
     req.on_log = [&view](const Json& rec) { view->on_log(rec); };
     req.on_state = [&view](const Json& state) { view->on_state(state); };
     req.on_tick = [&view] { view->tick(); };

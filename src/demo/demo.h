@@ -7,6 +7,7 @@
 // set for everything the demo starts so the placement rules agree.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -27,6 +28,9 @@ struct DemoOptions {
   // Draw the live view (bundle/view.h) of this size on the output while
   // the bundle runs; nullopt: plain progress lines.
   std::optional<bundle::FrameSize> live;
+  // Where the live view reads the terminal's size again (a resized
+  // terminal); empty: the size above stays.
+  std::function<bundle::FrameSize()> live_measure;
 };
 
 struct DemoReport {

@@ -110,6 +110,8 @@ Expected<CommandResult> RealCommandRunner::run(const CommandSpec& spec) {
   const auto deadline = Clock::now() + spec.timeout;
   Clock::time_point kill_at{};
   bool term_sent = false, kill_sent = false;
+  const bool ticking = static_cast<bool>(spec.on_wait) && spec.wait_tick.count() > 0;
+  auto next_tick = Clock::now() + spec.wait_tick;
   while (fds[0] >= 0 || fds[1] >= 0) {
     pollfd p[3];
     int which[3];
@@ -124,14 +126,21 @@ Expected<CommandResult> RealCommandRunner::run(const CommandSpec& spec) {
       which[n++] = 2;
     }
     auto now = Clock::now();
+    if (ticking && now >= next_tick) {
+      spec.on_wait();
+      now = Clock::now();
+      next_tick = now + spec.wait_tick;
+    }
     auto wake = term_sent ? kill_at : deadline;
-    int wait_ms =
-        wake <= now
-            ? 0
-            : static_cast<int>(
-                  std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count()) +
-                  1;
-    if (kill_sent) wait_ms = -1;
+    auto until = [&](Clock::time_point t) {
+      return t <= now
+                 ? 0
+                 : static_cast<int>(
+                       std::chrono::duration_cast<std::chrono::milliseconds>(t - now).count()) +
+                       1;
+    };
+    int wait_ms = kill_sent ? -1 : until(wake);
+    if (ticking && (wait_ms < 0 || until(next_tick) < wait_ms)) wait_ms = until(next_tick);
     int ready = ::poll(p, n, wait_ms);
     if (ready < 0 && errno != EINTR) break;
     if (ready == 0 || Clock::now() >= wake) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,6 +28,11 @@ struct CommandSpec {
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
   std::chrono::milliseconds kill_grace{std::chrono::seconds(5)};
   size_t max_output_bytes = 16 * 1024 * 1024;
+  // Called about every `wait_tick` while the command runs, from the wait
+  // itself (no thread): a caller's live view keeps its clock moving during
+  // a long test suite. Empty: not called.
+  std::function<void()> on_wait;
+  std::chrono::milliseconds wait_tick{250};
 };
 
 struct CommandResult {

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <functional>
 #include <regex>
 #include <sstream>
 
@@ -28,9 +29,12 @@ struct PtyRun {
 
 // Runs the devgraph binary with its stdin, stdout and stderr on a new
 // pseudo-terminal of the given size; reads until the program closes it.
+// `on_output`, when given, sees the terminal's master side and the
+// transcript so far after every read (to resize the terminal mid-run).
 PtyRun run_in_pty(const std::vector<std::string>& args,
                   const std::map<std::string, std::string>& env, unsigned short cols,
-                  unsigned short rows) {
+                  unsigned short rows,
+                  const std::function<void(int, const std::string&)>& on_output = {}) {
   winsize ws{};
   ws.ws_col = cols;
   ws.ws_row = rows;
@@ -58,6 +62,7 @@ PtyRun run_in_pty(const std::vector<std::string>& args,
     ssize_t n = ::read(master, buf, sizeof buf);
     if (n > 0) {
       r.transcript.append(buf, static_cast<size_t>(n));
+      if (on_output) on_output(master, r.transcript);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -71,8 +76,9 @@ PtyRun run_in_pty(const std::vector<std::string>& args,
 }
 
 // What a terminal shows after the transcript: it understands the few
-// sequences the view writes (cursor up, carriage return, erase to the end
-// of the line and of the screen). The terminal translates "\n" to "\r\n".
+// sequences the view writes (cursor up, cursor home, carriage return, erase
+// to the end of the line and of the screen). The terminal translates "\n"
+// to "\r\n".
 std::vector<std::string> screen_after(const std::string& t) {
   std::vector<std::string> screen{""};
   size_t row = 0, col = 0;
@@ -90,6 +96,7 @@ std::vector<std::string> screen_after(const std::string& t) {
       if (!digits) n = 1;
       char cmd = j < t.size() ? t[j] : 0;
       if (cmd == 'A') row = row >= static_cast<size_t>(n) ? row - n : 0;
+      if (cmd == 'H') row = col = 0;
       if (cmd == 'K' || cmd == 'J') screen[row].resize(std::min(screen[row].size(), col));
       if (cmd == 'J') screen.resize(row + 1);
       i = j;
@@ -166,9 +173,10 @@ class RunBundleView : public ::testing::Test {
     git(repo, {"add", "README.md"});
     git(repo, {"commit", "-q", "-m", "base"});
     git(repo, {"worktree", "add", "-q", "-b", "develop/b1", wt, "main"});
-    auto init = test::run_devgraph(
-        {"checkpoint", run, "init", "--repo", repo, "--default-branch", "main", "--merge",
-         R"({"delivery": "local", "commands": {"test": "true", "build": "true"}})"});
+    auto init = test::run_devgraph({"checkpoint", run, "init", "--repo", repo, "--default-branch",
+                                    "main", "--merge",
+                                    R"({"delivery": "local", "commands": {"test": ")" +
+                                        test_command + R"(", "build": "true"}})"});
     ASSERT_EQ(init.exit_code, 0) << init.err;
     Json merge = {{"worktree", wt}, {"branch", "develop/b1"}, {"base", "main"}};
     auto mv =
@@ -211,6 +219,7 @@ class RunBundleView : public ::testing::Test {
 
   test::Scratch s;
   std::string wt, run;
+  std::string test_command = "true";
 };
 
 TEST_F(RunBundleView, OnATerminalTheResultLineFollowsTheLastFrame) {
@@ -261,6 +270,51 @@ TEST_F(RunBundleView, NoLiveGetsPlainLinesOnATerminal) {
 
 TEST_F(RunBundleView, ADumbTerminalGetsPlainLines) {
   expect_plain(run_in_pty(args(), env("dumb"), 100, 30));
+}
+
+// A bundle whose test suite takes two seconds.
+class RunBundleViewSlowTests : public RunBundleView {
+ protected:
+  RunBundleViewSlowTests() { test_command = "sleep 2"; }
+};
+
+TEST_F(RunBundleViewSlowTests, TheViewKeepsTimeDuringTheTestsAndFollowsAResize) {
+  bool resized = false;
+  size_t resized_at = 0;
+  auto r = run_in_pty(args(), env("xterm"), 120, 30, [&](int master, const std::string& t) {
+    if (resized || t.find("test command running") == std::string::npos) return;
+    winsize ws{};
+    ws.ws_col = 40;
+    ws.ws_row = 20;
+    ::ioctl(master, TIOCSWINSZ, &ws);
+    resized = true;
+    resized_at = t.size();
+  });
+  ASSERT_EQ(r.exit_code, 0) << r.transcript;
+  ASSERT_TRUE(resized) << "no frame showed the test command: " << r.transcript;
+  // Frames kept coming while the two-second command ran: its elapsed time
+  // advanced on screen.
+  EXPECT_NE(r.transcript.find("test command running 0:01: sleep 2"), std::string::npos)
+      << r.transcript;
+  // Before the resize a frame line was wider than 40 columns; after it the
+  // frame was redrawn from a cleared screen and the last frame fits.
+  EXPECT_NE(r.transcript.find("\x1b[H\x1b[J", resized_at), std::string::npos);
+  auto screen = screen_after(r.transcript);
+  size_t frame = index_of(screen, "devgraph bundle b1");
+  ASSERT_LT(frame, screen.size()) << r.transcript;
+  size_t result = index_of(screen, "RESULT_JSON: ");
+  ASSERT_LT(result, screen.size());
+  for (size_t i = frame; i < result; ++i) EXPECT_LE(screen[i].size(), 40u) << screen[i];
+  EXPECT_EQ(screen[frame + 1], "tasks: 2/2 committed");
+  // The log has the command's records.
+  std::string log = test::slurp(run + "/bundles/b1/run_bundle.log");
+  EXPECT_NE(log.find(R"("event": "command_started", "command": "test", "argv": "sleep 2")"),
+            std::string::npos)
+      << log;
+  EXPECT_TRUE(std::regex_search(
+      log, std::regex(R"("event": "command_finished", "command": "test", "exit": 0, )"
+                      R"("timed_out": false, "seconds": [23]\.\d)")))
+      << log;
 }
 
 }  // namespace

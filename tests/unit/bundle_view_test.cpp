@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace devgraph::bundle {
@@ -249,6 +250,69 @@ TEST(LiveViewPolicy, NothingIsDrawnForARunThatNeverStarted) {
   v.finish();
   EXPECT_EQ(out.str(), "");
   EXPECT_EQ(v.redraws(), 0);
+}
+
+TEST(ViewFrame, ShowsTheBundlesOwnCommandWhileItRuns) {
+  ViewModel m("b1", t0);
+  m.on_state(state_with("bundle_verify", 1, {{"T1", "commit_task", "complete"}}));
+  m.on_log(rec("command_started", {{"command", "test"}, {"argv", "python3 -m unittest -q"}}),
+           t0 + seconds(3));
+  ASSERT_TRUE(m.command());
+  auto frame = lines_of(render_frame(m, t0 + seconds(75), {100, 30}));
+  EXPECT_NE(
+      std::find(frame.begin(), frame.end(), "test command running 1:12: python3 -m unittest -q"),
+      frame.end())
+      << render_frame(m, t0 + seconds(75), {100, 30});
+  m.on_log(rec("command_finished",
+               {{"command", "test"}, {"exit", 1}, {"timed_out", false}, {"seconds", 72.4}}),
+           t0 + seconds(76));
+  EXPECT_FALSE(m.command());
+  frame = lines_of(render_frame(m, t0 + seconds(76), {100, 30}));
+  for (const auto& l : frame) EXPECT_EQ(l.find("command running"), std::string::npos) << l;
+  EXPECT_EQ(m.recent().back(), "08:40:02 command_finished test exit 1 after 72.4 s");
+}
+
+TEST(LiveViewPolicy, AResizedTerminalGetsTheFrameAtOnceFromTheTop) {
+  ManualClock clock;
+  std::ostringstream out;
+  LiveView v(out, "b1", clock, {100, 24});
+  FrameSize terminal{100, 24};
+  v.measure_with([&] { return terminal; });
+  v.on_state(state_with("task_scheduler", 2, {{"T1", "verify", "active"}}));
+  v.on_log(rec("launched", {{"persona", "developer"}, {"task", "T1"}, {"handle", "h1"}}));
+  clock.now += seconds(2);
+  v.tick();
+  const int before = v.redraws();
+  // The same size again: nothing to do.
+  clock.now += milliseconds(10);
+  v.tick();
+  EXPECT_EQ(v.redraws(), before);
+  // Narrower: redrawn at once, inside the rate limit, from a cleared
+  // screen, every line within the new width.
+  terminal = {30, 12};
+  const size_t mark = out.str().size();
+  clock.now += milliseconds(10);
+  v.tick();
+  EXPECT_EQ(v.redraws(), before + 1);
+  std::string rest = out.str().substr(mark);
+  EXPECT_EQ(rest.rfind("\x1b[H\x1b[J\r", 0), 0u);
+  std::string frame = rest.substr(std::string("\x1b[H\x1b[J\r").size());
+  size_t lines = 0;
+  for (size_t at = 0; at < frame.size();) {
+    size_t end = frame.find("\x1b[K", at);
+    if (end == std::string::npos) break;
+    EXPECT_LE(end - at, 30u) << frame.substr(at, end - at);
+    ++lines;
+    at = end + 3;
+    if (at < frame.size() && frame[at] == '\n') ++at;
+  }
+  EXPECT_GE(lines, 3u);
+  EXPECT_LE(lines, 11u);  // one line shorter than the screen
+  // The next frame moves up over this one as usual.
+  clock.now += seconds(2);
+  v.on_log(rec("finished", {{"handle", "h1"}}));
+  EXPECT_EQ(out.str().find("\x1b[H", mark + 1), std::string::npos);
+  EXPECT_NE(out.str().find("A\r", mark), std::string::npos);
 }
 
 }  // namespace

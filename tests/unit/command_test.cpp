@@ -53,5 +53,38 @@ TEST(Command, OutputIsBoundedKeepingTheTail) {
   EXPECT_EQ(r->out.substr(r->out.size() - 4), "END\n");
 }
 
+TEST(Command, TheWaitCallbackRunsWhileTheCommandRuns) {
+  // The command lives 0.4 s; the callback comes every 50 ms meanwhile.
+  int ticks = 0;
+  auto start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::duration first{};
+  auto r = run_command({.argv = {"sleep", "0.4"},
+                        .on_wait =
+                            [&] {
+                              if (ticks++ == 0) first = std::chrono::steady_clock::now() - start;
+                            },
+                        .wait_tick = std::chrono::milliseconds(50)});
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 0);
+  // About eight ticks in 0.4 s; a loaded machine may lose some, never all,
+  // and never ticks faster than asked.
+  EXPECT_GE(ticks, 3);
+  EXPECT_LE(ticks, took / std::chrono::milliseconds(50) + 1);
+  EXPECT_GE(first, std::chrono::milliseconds(50));
+}
+
+TEST(Command, NoWaitCallbackWithoutOneOrWithoutATick) {
+  int ticks = 0;
+  auto r = run_command({.argv = {"sleep", "0.1"},
+                        .on_wait = [&] { ++ticks; },
+                        .wait_tick = std::chrono::milliseconds(0)});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(ticks, 0);
+  auto plain = run_command({.argv = {"sleep", "0.1"}, .wait_tick = std::chrono::milliseconds(10)});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->exit_code, 0);
+}
+
 }  // namespace
 }  // namespace devgraph
