@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -112,9 +113,15 @@ Expected<CommandResult> RealCommandRunner::run(const CommandSpec& spec) {
   bool term_sent = false, kill_sent = false;
   const bool ticking = static_cast<bool>(spec.on_wait) && spec.wait_tick.count() > 0;
   auto next_tick = Clock::now() + spec.wait_tick;
-  while (fds[0] >= 0 || fds[1] >= 0) {
-    pollfd p[3];
-    int which[3];
+  // The child's exit is an event too: a command that closes its output and
+  // keeps running is still bound by the timeout. (Without pidfds, an old
+  // kernel, the exit is collected after the output ends, as before.)
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  bool exited = false;
+  int status = 0;
+  while (fds[0] >= 0 || fds[1] >= 0 || pidfd >= 0) {
+    pollfd p[4];
+    int which[4];
     nfds_t n = 0;
     for (int i = 0; i < 2; ++i)
       if (fds[i] >= 0) {
@@ -124,6 +131,10 @@ Expected<CommandResult> RealCommandRunner::run(const CommandSpec& spec) {
     if (in_fd >= 0) {
       p[n] = {in_fd, POLLOUT, 0};
       which[n++] = 2;
+    }
+    if (pidfd >= 0) {
+      p[n] = {pidfd, POLLIN, 0};
+      which[n++] = 3;
     }
     auto now = Clock::now();
     if (ticking && now >= next_tick) {
@@ -157,6 +168,14 @@ Expected<CommandResult> RealCommandRunner::run(const CommandSpec& spec) {
     }
     for (nfds_t k = 0; k < n; ++k) {
       if (!p[k].revents) continue;
+      if (which[k] == 3) {
+        // Reaped here, so the pid cannot be reused while the group may
+        // still be signalled: its other members keep the group alive.
+        if (::waitpid(pid, &status, WNOHANG) == pid) exited = true;
+        ::close(pidfd);
+        pidfd = -1;
+        continue;
+      }
       if (which[k] == 2) {
         ssize_t w = ::write(in_fd, spec.input.data() + written, spec.input.size() - written);
         if (w > 0) written += static_cast<size_t>(w);
@@ -178,8 +197,7 @@ Expected<CommandResult> RealCommandRunner::run(const CommandSpec& spec) {
     }
   }
   if (in_fd >= 0) ::close(in_fd);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (!exited && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);

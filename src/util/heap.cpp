@@ -1,6 +1,7 @@
 #include "util/heap.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 
@@ -25,8 +26,10 @@ uintptr_t round_up(uintptr_t v, uintptr_t to) {
   return (v + to - 1) & ~(to - 1);
 }
 
-bool g_allowed = false;
-bool g_done = false;
+// Atomic only so that a hint from another thread is harmless: the first
+// large hint of the process acts, whoever gives it.
+std::atomic<bool> g_allowed{false};
+std::atomic<bool> g_done{false};
 
 bool move_heap_to_huge_pages(size_t window_bytes) {
   window_bytes = round_up(window_bytes, kHuge);
@@ -68,8 +71,7 @@ void allow_huge_heap() {
 }
 
 bool expect_large_heap(size_t bytes) {
-  if (!g_allowed || g_done || bytes < kLargeHeap) return false;
-  g_done = true;
+  if (!g_allowed || bytes < kLargeHeap || g_done.exchange(true)) return false;
   // Room for the input, what is built from it, and some slack; the kernel
   // backs only the 2 MiB pages that are touched.
   return move_heap_to_huge_pages(std::max(bytes * 4, size_t{4} << 20));

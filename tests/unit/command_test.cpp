@@ -1,6 +1,7 @@
 #include "proc/command.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 namespace devgraph {
 namespace {
@@ -42,6 +43,27 @@ TEST(Command, TimeoutKillsTheWholeGroup) {
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->timed_out);
   EXPECT_FALSE(r->ok());
+}
+
+TEST(Command, AChildThatClosesItsOutputIsStillBoundByTheTimeout) {
+  const auto start = std::chrono::steady_clock::now();
+  auto r = run_command({.argv = {"sh", "-c", "exec >/dev/null 2>&1; sleep 30"},
+                        .timeout = std::chrono::milliseconds(200),
+                        .kill_grace = std::chrono::milliseconds(100)});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_EQ(r->term_signal, SIGTERM);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+TEST(Command, AnExitWhileABackgroundChildHoldsTheOutputStillReadsIt) {
+  // The shell exits at once; its background child writes later and ends
+  // the output when it ends.
+  auto r = run_command({.argv = {"sh", "-c", "(sleep 0.2; echo late) & echo early; exit 4"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 4);
+  EXPECT_EQ(r->out, "early\nlate\n");
+  EXPECT_FALSE(r->timed_out);
 }
 
 TEST(Command, OutputIsBoundedKeepingTheTail) {
