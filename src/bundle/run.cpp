@@ -67,6 +67,7 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
   }
   cfg.backend.disallowed_tools = h.disallowed_tools;
   cfg.backend.sim_scenario = request.sim_scenario;
+  cfg.backend.command_template = request.agent_command;
   cfg.backend.sim_state_dir = ctx.bundle_dir + "/sim";
   cfg.bundle = request.bundle;
   cfg.log_path = ctx.bundle_dir + "/run_bundle.log";

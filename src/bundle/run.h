@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bundle/launcher.h"
 #include "util/json.h"
@@ -27,6 +28,9 @@ struct RunBundleRequest {
   // headless.persona_timeout_minutes (whole minutes) with a finer limit.
   std::optional<double> persona_timeout_seconds;
   std::string sim_scenario;  // for --agent sim
+  // --agent-command: the argv template of --agent command (agents/backend.h
+  // lists its placeholders).
+  std::vector<std::string> agent_command;
   std::function<void(const Json&)> on_log;
   // The live view's feeds (bundle/view.h); each may be empty. on_log above
   // receives the driver's and the persona runtime's log records.

@@ -19,6 +19,7 @@ int verb_demo(const VerbArgs& args) {
        "Everything goes under $AI_ROOT, else a fresh temporary directory.")
       .option("agent", "agent backend: " + agents::backend_choices() + " (default sim)")
       .option("claude-bin", "the agent CLI binary")
+      .option("agent-command", "argv template for --agent command (see run-bundle --help)")
       .option("model", "pin every persona to this model")
       .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
       .option("latency-ms", "each simulated persona's time (default 300)")
@@ -31,6 +32,10 @@ int verb_demo(const VerbArgs& args) {
     return report_error("demo",
                         p.usage_error("argument --agent: invalid choice: '" + o.agent + "'"));
   o.agent_bin = a->get_or("claude-bin", "");
+  const auto agent_command = a->get("agent-command");
+  auto tmpl = agent_command_template(agent_command ? &*agent_command : nullptr, o.agent);
+  if (!tmpl) return report_error("demo", p.usage_error(tmpl.error().message));
+  o.agent_command = std::move(*tmpl);
   o.model = a->get("model");
   o.skill = a->get("skill");
   if (auto l = a->get("latency-ms")) {

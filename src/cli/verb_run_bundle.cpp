@@ -48,6 +48,9 @@ int verb_run_bundle(const VerbArgs& args) {
       .option("persona-timeout-seconds",
               "wall-clock limit of one persona run (default: GRAPH.yaml, in minutes)")
       .option("sim-scenario", "scenario file for --agent sim")
+      .option("agent-command",
+              "argv template for --agent command, e.g. 'mycli --prompt-file {prompt_file}' "
+              "(also {worktree} {persona} {task} {model} {run_dir})")
       .flag("no-live", "plain log lines even on a terminal (also NO_COLOR, TERM=dumb)");
   auto a = p.parse(args);
   if (!a) return report_error("run-bundle", a.error());
@@ -60,6 +63,10 @@ int verb_run_bundle(const VerbArgs& args) {
   req.model = a->get("model");
   req.base = a->get("base");
   req.sim_scenario = a->get_or("sim-scenario", "");
+  const auto agent_command = a->get("agent-command");
+  auto tmpl = agent_command_template(agent_command ? &*agent_command : nullptr, req.agent);
+  if (!tmpl) return report_error("run-bundle", p.usage_error(tmpl.error().message));
+  req.agent_command = std::move(*tmpl);
   if (auto mp = a->get("max-parallel")) {
     auto n = parse_int(*mp);
     if (!n || *n < 1)

@@ -1,5 +1,7 @@
 #include "cli/verbs.h"
 
+#include "bundle/words.h"
+
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -10,14 +12,21 @@ namespace {
 
 // The one table of verbs. Keep it sorted by how a user meets them.
 constexpr Verb kVerbs[] = {
-    {"checkpoint", "record run state: init, go, move, event, signal, handoff, resume, show", verb_checkpoint},
+    {"checkpoint", "record run state: init, go, move, event, signal, handoff, resume, show",
+     verb_checkpoint},
     {"validate", "check GRAPH.yaml, a state file, a persona result, or a whole run", verb_validate},
-    {"guard", "placement guard: resolve paths, check worktrees, writes and shell commands", verb_guard},
-    {"schedule", "tasks.json checks, runnable tasks, conflicts, critical path, footprint check", verb_schedule},
-    {"install", "grant devgraph's permissions to an agent CLI (claude, codex, copilot)", verb_install},
-    {"sim-agent", "the simulated agent CLI behind --agent sim (demo, tests, benchmarks)", verb_sim_agent},
-    {"run-bundle", "drive one bundle: plan, tasks, gates, pull request or ready branch", verb_run_bundle},
-    {"demo", "build a sample repository and drive one bundle to a ready branch, offline", verb_demo},
+    {"guard", "placement guard: resolve paths, check worktrees, writes and shell commands",
+     verb_guard},
+    {"schedule", "tasks.json checks, runnable tasks, conflicts, critical path, footprint check",
+     verb_schedule},
+    {"install", "grant devgraph's permissions to an agent CLI (claude, codex, copilot)",
+     verb_install},
+    {"sim-agent", "the simulated agent CLI behind --agent sim (demo, tests, benchmarks)",
+     verb_sim_agent},
+    {"run-bundle", "drive one bundle: plan, tasks, gates, pull request or ready branch",
+     verb_run_bundle},
+    {"demo", "build a sample repository and drive one bundle to a ready branch, offline",
+     verb_demo},
 };
 
 void print_usage(std::FILE* out) {
@@ -43,6 +52,16 @@ int report_error(const std::string& verb, const Error& error) {
   std::cerr << (usage_text ? "" : "devgraph " + verb + ": ") << error.message
             << (error.message.empty() || error.message.back() == '\n' ? "" : "\n");
   return error.exit_code;
+}
+
+Expected<std::vector<std::string>> agent_command_template(const std::string* flag,
+                                                          const std::string& agent) {
+  if (flag == nullptr) return std::vector<std::string>{};
+  if (agent != "command")
+    return fail("argument --agent-command: only with --agent command (got --agent " + agent + ")");
+  auto words = bundle::split_command(*flag);
+  if (!words) return fail("argument --agent-command: " + words.error().message);
+  return std::move(*words);
 }
 
 int run_main(int argc, char** argv) {

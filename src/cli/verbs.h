@@ -33,6 +33,13 @@ int report_error(const std::string& verb, const Error& error);
 
 int run_main(int argc, char** argv);
 
+// The --agent-command flag of run-bundle and demo: the template's words
+// (quoted as in a recorded test command, never a shell), refused when it
+// is empty, unparsable, or given for another --agent. An error is the
+// flag's one-line message.
+Expected<std::vector<std::string>> agent_command_template(const std::string* flag,
+                                                          const std::string& agent);
+
 // One function per verb, defined in src/cli/verb_<name>.cpp.
 int verb_checkpoint(const VerbArgs& args);
 int verb_validate(const VerbArgs& args);

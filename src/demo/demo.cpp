@@ -189,6 +189,7 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
   req.skill = skill;
   req.agent = o.agent;
   req.agent_bin = o.agent_bin;
+  req.agent_command = o.agent_command;
   req.model = o.model;
   req.max_parallel = o.max_parallel;
   req.api_backoff_seconds = 5;

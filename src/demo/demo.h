@@ -11,6 +11,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "bundle/view.h"
 #include "util/expected.h"
@@ -20,6 +21,7 @@ namespace devgraph::demo {
 struct DemoOptions {
   std::string agent = "sim";
   std::string agent_bin;
+  std::vector<std::string> agent_command;  // --agent command's argv template
   std::optional<std::string> model;
   std::optional<std::string> skill;
   std::optional<std::string> ai_root;  // overrides $AI_ROOT

@@ -1,7 +1,8 @@
 // The live view end to end: `devgraph demo` and `devgraph run-bundle` run
 // under a pseudo-terminal draw one screen redrawn in place (tasks by node,
 // live personas) and end with the final summary; a pipe, --no-live and
-// TERM=dumb get plain lines.
+// TERM=dumb get plain lines. The same small bundle also runs through
+// `--agent command`.
 #include <fcntl.h>
 #include <pty.h>
 #include <sys/ioctl.h>
@@ -270,6 +271,57 @@ TEST_F(RunBundleView, NoLiveGetsPlainLinesOnATerminal) {
 
 TEST_F(RunBundleView, ADumbTerminalGetsPlainLines) {
   expect_plain(run_in_pty(args(), env("dumb"), 100, 30));
+}
+
+// The same bundle through `--agent command`: the fixture reads its prompt
+// from the file the template names and answers in plain text.
+TEST_F(RunBundleView, AnyCliRunsThroughAnAgentCommandTemplate) {
+  auto a = args(true);
+  a.erase(a.end() - 3, a.end() - 1);  // no --claude-bin
+  const std::string fake = test::test_dir() + "/fixtures/bundle/fake-claude-fixed";
+  a.insert(a.end(), {"--agent", "command", "--agent-command",
+                     "'" + fake + "' --prompt-file {prompt_file} --persona {persona}"});
+  auto r = test::run_devgraph(a, env("xterm"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("RESULT_JSON: {\"status\": \"DONE\"", 0), 0u) << r.out;
+  std::istringstream in(r.err);
+  std::string line;
+  size_t launched = 0;
+  while (std::getline(in, line)) {
+    Json rec = Json::parse(line);
+    if (rec["event"] != "launched") continue;
+    ++launched;
+    EXPECT_EQ(rec["agent"], "command");
+  }
+  EXPECT_EQ(launched, 11u);
+  EXPECT_EQ(test::slurp(wt + "/src/T2.txt"), "code for T2\n");
+}
+
+TEST_F(RunBundleView, AgentCommandMistakesAreRefusedBeforeAnyWork) {
+  const std::string before = test::slurp(run + "/state.json");
+  struct Case {
+    std::vector<std::string> extra;
+    int exit_code;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--agent-command", "x {prompt_file}"}, 2, "only with --agent command"},
+      {{"--agent", "command", "--agent-command", "x {prompt_file} | tee log"},
+       2,
+       "--agent-command"},
+      {{"--agent", "command", "--agent-command", "'unterminated"}, 2, "--agent-command"},
+      {{"--agent", "command"}, 3, "--agent-command"},
+      {{"--agent", "command", "--agent-command", "mycli --quiet"}, 3, "{prompt_file}"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> a = {"run-bundle", run, "--bundle", "b1", "--no-live"};
+    a.insert(a.end(), c.extra.begin(), c.extra.end());
+    auto r = test::run_devgraph(a, env("xterm"));
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.extra.back() << "\n" << r.out << r.err;
+    EXPECT_NE((r.out + r.err).find(c.says), std::string::npos) << r.out << r.err;
+  }
+  EXPECT_EQ(test::slurp(run + "/state.json"), before);
+  EXPECT_FALSE(path_exists(run + "/bundles/b1/run_bundle.log"));
 }
 
 // A bundle whose test suite takes two seconds.
