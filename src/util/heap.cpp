@@ -73,8 +73,11 @@ void allow_huge_heap() {
 bool expect_large_heap(size_t bytes) {
   if (!g_allowed || bytes < kLargeHeap || g_done.exchange(true)) return false;
   // Room for the input, what is built from it, and some slack; the kernel
-  // backs only the 2 MiB pages that are touched.
-  return move_heap_to_huge_pages(std::max(bytes * 4, size_t{4} << 20));
+  // backs only the 2 MiB pages that are touched. Past 64 MiB the heap
+  // simply grows on small pages again.
+  const size_t window =
+      bytes >= (size_t{16} << 20) ? size_t{64} << 20 : std::max(bytes * 4, size_t{4} << 20);
+  return move_heap_to_huge_pages(window);
 }
 
 #else

@@ -114,5 +114,20 @@ TEST(HugeHeap, ALargeHintMovesTheFollowingAllocationsOntoHugePages) {
             0);
 }
 
+TEST(HugeHeap, AnEnormousHintIsCapped) {
+  if (test::kUnderSanitizers || !kernel_offers_huge_pages()) GTEST_SKIP();
+  // A hint of 1 TiB must neither overflow the top pad nor reserve it.
+  EXPECT_EQ(in_child([] {
+              allow_huge_heap();
+              if (!expect_large_heap(size_t{1} << 40)) return 1;
+              auto* block = static_cast<char*>(std::malloc(size_t{1} << 20));
+              if (block == nullptr) return 2;
+              std::memset(block, 1, size_t{1} << 20);
+              Mapping m = mapping_of(block);
+              return m.flags.find(" hg") == std::string::npos ? 3 : 0;
+            }),
+            0);
+}
+
 }  // namespace
 }  // namespace devgraph
