@@ -1,11 +1,11 @@
 #include "cli/verbs.h"
 
-#include "bundle/words.h"
-
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <iostream>
+
+#include "bundle/words.h"
 
 namespace devgraph {
 namespace {
