@@ -10,8 +10,10 @@
 // is about to hold a large input.
 //
 // Contract:
-// - allow_huge_heap() is called once by the executable (tests and other
-//   embedders of the library never call it, so their heap is untouched).
+// - allow_huge_heap() is called by the verb dispatcher for verbs whose
+//   process ends within seconds (run-bundle and demo are not among them:
+//   a long run should give freed memory back). Tests and other embedders
+//   of the library never call it, so their heap is untouched.
 // - expect_large_heap(bytes) is a hint from code about to allocate about
 //   `bytes`. With huge pages allowed and `bytes` >= kLargeHeap, the first
 //   such hint makes the next few MiB of heap growth come from a 2 MiB-aligned
