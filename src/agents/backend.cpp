@@ -324,10 +324,8 @@ class SimBackend : public Backend {
     add_option(argv, "--prompt-file", p.file);
     // The argv is built just before the spawn: the simulated latency then
     // counts from the launch, start-up included, as a real CLI's does.
-    timespec now{};
-    ::clock_gettime(CLOCK_MONOTONIC, &now);
     argv.push_back("--launched-at");
-    argv.push_back(std::to_string(static_cast<long long>(now.tv_sec) * 1000000000LL + now.tv_nsec));
+    argv.push_back(std::to_string(monotonic_ns()));
     return argv;
   }
   bool can_resume() const override { return true; }

@@ -152,12 +152,6 @@ void wait_ms(long long ms) {
   }
 }
 
-long long monotonic_ns() {
-  timespec now{};
-  ::clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<long long>(now.tv_sec) * 1000000000LL + now.tv_nsec;
-}
-
 // Waits until `ms` after `since_ns` on the monotonic clock: the latency of
 // a launch counts from the moment the runtime started it, so this
 // process's own start-up is part of it, as a real CLI's is. A start
@@ -266,6 +260,12 @@ bool SimScenario::counts_calls() const {
 
 bool SimScenario::reads_prompt() const {
   return any_rule(*this, [](const SimRule& r) { return !r.dispatch_contains.empty(); });
+}
+
+long long monotonic_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<long long>(now.tv_sec) * 1000000000LL + now.tv_nsec;
 }
 
 int run_sim_agent(const SimInvocation& inv, std::ostream& out, std::ostream& err) {

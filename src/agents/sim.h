@@ -104,6 +104,9 @@ struct SimInvocation {
   std::optional<long long> launched_at_ns;
 };
 
+// CLOCK_MONOTONIC now, in nanoseconds: the clock of `launched_at_ns`.
+long long monotonic_ns();
+
 // Plays one launch: writes the rule's files under the current directory,
 // waits its latency, prints the claude-style JSON answer on `out`. Returns
 // the process exit code. Failure modes that end the process abnormally

@@ -32,8 +32,7 @@ int verb_demo(const VerbArgs& args) {
     return report_error("demo",
                         p.usage_error("argument --agent: invalid choice: '" + o.agent + "'"));
   o.agent_bin = a->get_or("claude-bin", "");
-  const auto agent_command = a->get("agent-command");
-  auto tmpl = agent_command_template(agent_command ? &*agent_command : nullptr, o.agent);
+  auto tmpl = agent_command_template(a->get("agent-command"), o.agent);
   if (!tmpl) return report_error("demo", p.usage_error(tmpl.error().message));
   o.agent_command = std::move(*tmpl);
   o.model = a->get("model");

@@ -63,8 +63,7 @@ int verb_run_bundle(const VerbArgs& args) {
   req.model = a->get("model");
   req.base = a->get("base");
   req.sim_scenario = a->get_or("sim-scenario", "");
-  const auto agent_command = a->get("agent-command");
-  auto tmpl = agent_command_template(agent_command ? &*agent_command : nullptr, req.agent);
+  auto tmpl = agent_command_template(a->get("agent-command"), req.agent);
   if (!tmpl) return report_error("run-bundle", p.usage_error(tmpl.error().message));
   req.agent_command = std::move(*tmpl);
   if (auto mp = a->get("max-parallel")) {

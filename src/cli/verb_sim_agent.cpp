@@ -1,8 +1,6 @@
 // `devgraph sim-agent`: the simulated agent CLI behind `--agent sim`. The
 // persona runtime runs it as a child process in the worktree; see
 // agents/sim.h and docs/sim-scenario.md.
-#include <cerrno>
-#include <cstdlib>
 #include <iostream>
 
 #include "agents/sim.h"
@@ -33,14 +31,12 @@ int verb_sim_agent(const VerbArgs& args) {
   inv.prompt_file = parsed->get_or("prompt-file", "");
   inv.resume = parsed->get_or("resume", "");
   if (auto at = parsed->get("launched-at")) {
-    char* end = nullptr;
-    errno = 0;
-    const long long ns = std::strtoll(at->c_str(), &end, 10);
-    if (at->empty() || *end != '\0' || errno != 0 || ns < 0)
+    auto ns = parse_int(*at);
+    if (!ns || *ns < 0)
       return report_error("sim-agent", p.usage_error("argument --launched-at: expected "
                                                      "nanoseconds, got '" +
                                                      *at + "'"));
-    inv.launched_at_ns = ns;
+    inv.launched_at_ns = *ns;
   }
   return agents::run_sim_agent(inv, std::cout, std::cerr);
 }

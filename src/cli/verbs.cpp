@@ -64,9 +64,9 @@ int report_error(const std::string& verb, const Error& error) {
   return error.exit_code;
 }
 
-Expected<std::vector<std::string>> agent_command_template(const std::string* flag,
+Expected<std::vector<std::string>> agent_command_template(const std::optional<std::string>& flag,
                                                           const std::string& agent) {
-  if (flag == nullptr) return std::vector<std::string>{};
+  if (!flag) return std::vector<std::string>{};
   if (agent != "command")
     return fail("argument --agent-command: only with --agent command (got --agent " + agent + ")");
   auto words = bundle::split_command(*flag);

@@ -8,6 +8,7 @@
 // internal error (exit 70).
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,7 +42,7 @@ int run_main(int argc, char** argv);
 // (quoted as in a recorded test command, never a shell), refused when it
 // is empty, unparsable, or given for another --agent. An error is the
 // flag's one-line message.
-Expected<std::vector<std::string>> agent_command_template(const std::string* flag,
+Expected<std::vector<std::string>> agent_command_template(const std::optional<std::string>& flag,
                                                           const std::string& agent);
 
 // One function per verb, defined in src/cli/verb_<name>.cpp.
