@@ -223,6 +223,18 @@ class RunBundleView : public ::testing::Test {
   std::string test_command = "true";
 };
 
+// The `launched` records among the JSON lines run-bundle writes on stderr.
+std::vector<Json> launches(const std::string& err) {
+  std::vector<Json> out;
+  std::istringstream in(err);
+  std::string line;
+  while (std::getline(in, line)) {
+    Json rec = Json::parse(line);
+    if (rec["event"] == "launched") out.push_back(std::move(rec));
+  }
+  return out;
+}
+
 TEST_F(RunBundleView, OnATerminalTheResultLineFollowsTheLastFrame) {
   auto r = run_in_pty(args(), env("xterm-256color"), 120, 30);
   ASSERT_EQ(r.exit_code, 0) << r.transcript;
@@ -248,14 +260,7 @@ TEST_F(RunBundleView, APipeGetsPlainLines) {
   // the persona runtime's launches included.
   EXPECT_EQ(r.out.rfind("RESULT_JSON: ", 0), 0u);
   EXPECT_EQ(count_of(r.out, "\n"), 1u);
-  std::istringstream in(r.err);
-  std::string line;
-  size_t launched = 0;
-  while (std::getline(in, line)) {
-    Json rec = Json::parse(line);
-    launched += rec["event"] == "launched";
-  }
-  EXPECT_EQ(launched, 11u);  // planner, 2 tasks x 4, two reviewers
+  EXPECT_EQ(launches(r.err).size(), 11u);  // planner, 2 tasks x 4, two reviewers
 }
 
 void expect_plain(const PtyRun& r) {
@@ -284,16 +289,9 @@ TEST_F(RunBundleView, AnyCliRunsThroughAnAgentCommandTemplate) {
   auto r = test::run_devgraph(a, env("xterm"));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out.rfind("RESULT_JSON: {\"status\": \"DONE\"", 0), 0u) << r.out;
-  std::istringstream in(r.err);
-  std::string line;
-  size_t launched = 0;
-  while (std::getline(in, line)) {
-    Json rec = Json::parse(line);
-    if (rec["event"] != "launched") continue;
-    ++launched;
-    EXPECT_EQ(rec["agent"], "command");
-  }
-  EXPECT_EQ(launched, 11u);
+  const auto launched = launches(r.err);
+  EXPECT_EQ(launched.size(), 11u);
+  for (const Json& rec : launched) EXPECT_EQ(rec["agent"], "command");
   EXPECT_EQ(test::slurp(wt + "/src/T2.txt"), "code for T2\n");
 }
 
