@@ -99,5 +99,17 @@ TEST(Demo, RejectsAnUnknownAgent) {
   EXPECT_EQ(test::entries(s.path()), "");
 }
 
+TEST(Demo, RejectsAnAgentCommandForAnotherAgentOrUnparsable) {
+  test::Scratch s;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"demo", "--agent-command", "x {prompt_file}"},
+        std::vector<std::string>{"demo", "--agent", "command", "--agent-command", "x \"open"}}) {
+    auto r = test::run_devgraph(args, {{"AI_ROOT", s.path()}});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("argument --agent-command"), std::string::npos) << r.err;
+    EXPECT_EQ(test::entries(s.path()), "");
+  }
+}
+
 }  // namespace
 }  // namespace devgraph
