@@ -9,7 +9,9 @@
 #include <valijson/validator.hpp>
 
 #include <exception>
+#include <optional>
 
+#include "contracts/compiled_schema.h"
 #include "util/fs.h"
 
 namespace devgraph {
@@ -46,7 +48,8 @@ nlohmann::json to_plain(const Json& v) {
 }  // namespace
 
 struct Schema::Impl {
-  valijson::Schema schema;
+  std::optional<CompiledSchema> compiled;
+  valijson::Schema schema;  // used when `compiled` is empty
 };
 
 Schema::Schema(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -54,13 +57,17 @@ Schema::Schema(Schema&&) noexcept = default;
 Schema& Schema::operator=(Schema&&) noexcept = default;
 Schema::~Schema() = default;
 
-Expected<Schema> Schema::load(const std::string& path) {
+Expected<Schema> Schema::load(const std::string& path, Engine engine) {
   DG_TRY(Json doc, load_json_file(path));
-  return parse(doc, path);
+  return parse(doc, path, engine);
 }
 
-Expected<Schema> Schema::parse(const Json& schema, const std::string& origin) {
+Expected<Schema> Schema::parse(const Json& schema, const std::string& origin, Engine engine) {
   auto impl = std::make_unique<Impl>();
+  if (engine == Engine::kFastest) {
+    impl->compiled = CompiledSchema::compile(schema);
+    if (impl->compiled) return Schema(std::move(impl));
+  }
   try {
     nlohmann::json plain = to_plain(schema);
     valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
@@ -72,7 +79,12 @@ Expected<Schema> Schema::parse(const Json& schema, const std::string& origin) {
   return Schema(std::move(impl));
 }
 
+bool Schema::compiled() const {
+  return impl_->compiled.has_value();
+}
+
 std::vector<std::string> Schema::validate(const Json& value) const {
+  if (impl_->compiled) return impl_->compiled->validate(value);
   nlohmann::json plain = to_plain(value);
   valijson::Validator validator;
   valijson::ValidationResults results;

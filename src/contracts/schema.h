@@ -3,9 +3,13 @@
 //
 // Contract: Schema::load() parses a schema file once; validate() returns
 // every violation as "<json path>: <what is wrong>", empty when the value
-// conforms. The validator is valijson (draft 7 semantics, which cover every
-// keyword the contracts use: type, enum, required, properties,
-// additionalProperties, items, minimum, local $ref).
+// conforms. Two validators stand behind it, with the same verdicts:
+// - valijson, a general JSON-Schema validator (draft 7 semantics), which
+//   `devgraph validate` always uses;
+// - the compiled form (contracts/compiled_schema.h), built a hundred times
+//   faster, for the keywords devgraph's contracts use. The default engine
+//   takes it whenever the schema stays within those keywords and valijson
+//   otherwise, so a skill's own schema with other keywords still works.
 #pragma once
 
 #include <memory>
@@ -19,13 +23,20 @@ namespace devgraph {
 
 class Schema {
  public:
-  static Expected<Schema> load(const std::string& path);
-  static Expected<Schema> parse(const Json& schema, const std::string& origin);
+  enum class Engine {
+    kFastest,   // the compiled form when the schema allows it, else valijson
+    kValijson,  // always valijson
+  };
+  static Expected<Schema> load(const std::string& path, Engine engine = Engine::kFastest);
+  static Expected<Schema> parse(const Json& schema, const std::string& origin,
+                                Engine engine = Engine::kFastest);
   Schema(Schema&&) noexcept;
   Schema& operator=(Schema&&) noexcept;
   ~Schema();
 
   std::vector<std::string> validate(const Json& value) const;
+  // Which validator this schema ended up with.
+  bool compiled() const;
 
  private:
   struct Impl;
