@@ -1,10 +1,10 @@
 #include "store/deferred_state.h"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 
 #include "store/fast_json.h"
+#include "store/json_scan.h"
 
 namespace devgraph {
 namespace {
@@ -14,13 +14,6 @@ constexpr size_t kBad = std::string::npos;
 bool is_ws(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
-
-// The bytes that open or close a string, object or array.
-constexpr auto kStructural = [] {
-  std::array<bool, 256> table{};
-  for (unsigned char c : std::string_view("\"{}[]")) table[c] = true;
-  return table;
-}();
 
 // A structural scanner: it finds where values end without building them.
 // It checks what splicing depends on (strings end, brackets balance); the
@@ -52,29 +45,7 @@ class Scanner {
     if (i >= t_.size()) return kBad;
     char c = t_[i];
     if (c == '"') return skip_string(i);
-    if (c == '{' || c == '[') {
-      std::string closers;
-      while (i < t_.size()) {
-        // Jump over the bytes that cannot change the nesting.
-        while (i < t_.size() && !kStructural[static_cast<unsigned char>(t_[i])]) ++i;
-        if (i >= t_.size()) break;
-        c = t_[i];
-        if (c == '"') {
-          i = skip_string(i);
-          if (i == kBad) return kBad;
-          continue;
-        }
-        if (c == '{') closers.push_back('}');
-        if (c == '[') closers.push_back(']');
-        if (c == '}' || c == ']') {
-          if (closers.empty() || closers.back() != c) return kBad;
-          closers.pop_back();
-          if (closers.empty()) return i + 1;
-        }
-        ++i;
-      }
-      return kBad;
-    }
+    if (c == '{' || c == '[') return skip_json_container(t_, i);
     size_t start = i;
     while (i < t_.size() && !is_ws(t_[i]) && t_[i] != ',' && t_[i] != '}' && t_[i] != ']') ++i;
     return i == start ? kBad : i;

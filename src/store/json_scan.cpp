@@ -1,0 +1,181 @@
+#include "store/json_scan.h"
+
+#include <cstdint>
+#include <string>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace devgraph {
+namespace {
+
+constexpr size_t kBad = std::string_view::npos;
+
+// The scanning state shared by both versions: one byte at a time, called
+// only for the bytes that can change it.
+class Nesting {
+ public:
+  // Returns true when `c` at `pos` closed the outermost bracket; sets
+  // `bad` on a mismatch.
+  bool step(char c, size_t pos) {
+    if (in_string_) {
+      if (c == '\\') {
+        escaped_until_ = pos + 2;
+      } else if (c == '"') {
+        in_string_ = false;
+      }
+      return false;
+    }
+    if (c == '"') {
+      in_string_ = true;
+      return false;
+    }
+    return bracket(c);
+  }
+  // A bracket known to stand outside any string.
+  bool bracket(char c) {
+    switch (c) {
+      case '{':
+        closers_.push_back('}');
+        return false;
+      case '[':
+        closers_.push_back(']');
+        return false;
+      case '}':
+      case ']':
+        if (closers_.empty() || closers_.back() != c) {
+          bad_ = true;
+          return true;
+        }
+        closers_.pop_back();
+        return closers_.empty();
+      default:
+        return false;
+    }
+  }
+  bool in_string() const { return in_string_; }
+  void set_in_string(bool on) { in_string_ = on; }
+  // Bytes before this index are escaped or already seen.
+  size_t escaped_until() const { return escaped_until_; }
+  bool bad() const { return bad_; }
+
+ private:
+  bool in_string_ = false;
+  bool bad_ = false;
+  size_t escaped_until_ = 0;
+  std::string closers_;
+};
+
+bool is_interesting(char c) {
+  return c == '"' || c == '\\' || c == '{' || c == '}' || c == '[' || c == ']';
+}
+
+}  // namespace
+
+size_t skip_json_container_scalar(std::string_view t, size_t i) {
+  if (i >= t.size() || (t[i] != '{' && t[i] != '[')) return kBad;
+  Nesting n;
+  for (size_t pos = i; pos < t.size(); ++pos) {
+    if (pos < n.escaped_until() || !is_interesting(t[pos])) continue;
+    if (n.step(t[pos], pos)) return n.bad() ? kBad : pos + 1;
+  }
+  return kBad;
+}
+
+#if defined(__SSE2__)
+
+namespace {
+
+// Bit k set where byte k of the 64 at `p` equals one of the targets.
+struct ChunkMasks {
+  uint64_t quotes, backslashes, brackets;
+};
+
+ChunkMasks classify(const char* p) {
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  // '[' and ']' are '{' and '}' without bit 5 (0x5b/0x7b, 0x5d/0x7d), and
+  // no other byte turns into '{' or '}' when bit 5 is set.
+  const __m128i bit5 = _mm_set1_epi8(0x20);
+  const __m128i open = _mm_set1_epi8('{');
+  const __m128i close = _mm_set1_epi8('}');
+  ChunkMasks m{0, 0, 0};
+  for (int k = 0; k < 4; ++k) {
+    __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    __m128i folded = _mm_or_si128(block, bit5);
+    auto bits = [](__m128i v) {
+      return static_cast<uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(v)));
+    };
+    m.quotes |= bits(_mm_cmpeq_epi8(block, quote)) << (16 * k);
+    m.backslashes |= bits(_mm_cmpeq_epi8(block, backslash)) << (16 * k);
+    m.brackets |= bits(_mm_or_si128(_mm_cmpeq_epi8(folded, open), _mm_cmpeq_epi8(folded, close)))
+                  << (16 * k);
+  }
+  return m;
+}
+
+// Bit k set when an odd number of bits at or below k are set in `x`: with
+// x the quotes, the bytes from an opening quote up to its closing one.
+uint64_t prefix_xor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+
+}  // namespace
+
+size_t skip_json_container(std::string_view t, size_t i) {
+  if (i >= t.size() || (t[i] != '{' && t[i] != '[')) return kBad;
+  Nesting n;
+  const char* p = t.data();
+  const size_t size = t.size();
+  size_t pos = i;
+  while (pos + 64 <= size) {
+    const ChunkMasks m = classify(p + pos);
+    if (m.backslashes != 0 || n.escaped_until() > pos) {
+      // Escapes are rare in a state file: take such a chunk a byte at a
+      // time.
+      uint64_t hits = m.quotes | m.backslashes | m.brackets;
+      while (hits != 0) {
+        const size_t at = pos + static_cast<size_t>(__builtin_ctzll(hits));
+        hits &= hits - 1;
+        if (at < n.escaped_until()) continue;
+        if (n.step(p[at], at)) return n.bad() ? kBad : at + 1;
+      }
+    } else {
+      // Without escapes every quote opens or closes a string, so the
+      // bytes inside strings are a prefix XOR away, and only the brackets
+      // outside them need a look.
+      uint64_t in_string = prefix_xor(m.quotes);
+      if (n.in_string()) in_string = ~in_string;
+      uint64_t live = m.brackets & ~in_string;
+      while (live != 0) {
+        const size_t at = pos + static_cast<size_t>(__builtin_ctzll(live));
+        live &= live - 1;
+        if (n.bracket(p[at])) return n.bad() ? kBad : at + 1;
+      }
+      n.set_in_string((in_string >> 63) != 0);
+    }
+    pos += 64;
+  }
+  for (; pos < size; ++pos) {
+    if (pos < n.escaped_until() || !is_interesting(p[pos])) continue;
+    if (n.step(p[pos], pos)) return n.bad() ? kBad : pos + 1;
+  }
+  return kBad;
+}
+
+#else
+
+size_t skip_json_container(std::string_view t, size_t i) {
+  return skip_json_container_scalar(t, i);
+}
+
+#endif
+
+}  // namespace devgraph

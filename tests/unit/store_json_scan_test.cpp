@@ -1,0 +1,114 @@
+#include "store/json_scan.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+#include <string>
+
+#include "util/json.h"
+
+namespace devgraph {
+namespace {
+
+constexpr size_t kBad = std::string_view::npos;
+
+// Both versions, which must agree on every input.
+size_t both(std::string_view text, size_t i = 0) {
+  size_t fast = skip_json_container(text, i);
+  size_t scalar = skip_json_container_scalar(text, i);
+  EXPECT_EQ(fast, scalar) << text;
+  return fast;
+}
+
+TEST(JsonScan, FindsTheClosingBracket) {
+  EXPECT_EQ(both("{}"), 2u);
+  EXPECT_EQ(both("[]  tail"), 2u);
+  EXPECT_EQ(both(R"({"a": [1, {"b": "}"}], "c": "]"} rest)"), 32u);
+  EXPECT_EQ(both(R"(x{"a": 1}y)", 1), 9u);
+}
+
+TEST(JsonScan, BracketsInsideStringsAndEscapesDoNotCount) {
+  EXPECT_EQ(both(R"({"a\"}": "\\", "b": "\\\"]"})"), 28u);
+  // A string ending in an escaped backslash, then a real close.
+  EXPECT_EQ(both(R"(["\\"])"), 6u);
+}
+
+TEST(JsonScan, UnclosedOrMismatchedIsBad) {
+  EXPECT_EQ(both("{"), kBad);
+  EXPECT_EQ(both("{]"), kBad);
+  EXPECT_EQ(both(R"({"a": [}])"), kBad);
+  EXPECT_EQ(both(R"({"unterminated: 1})"), kBad);
+  EXPECT_EQ(both("x{}"), kBad);  // not at a bracket
+  EXPECT_EQ(both("", 0), kBad);
+}
+
+// Escapes and quotes at every offset around the 64-byte blocks the fast
+// version reads at once.
+TEST(JsonScan, EscapesAcrossBlockBoundaries) {
+  for (size_t pad = 0; pad < 140; ++pad) {
+    std::string text = "{\"k\": \"" + std::string(pad, 'x') + "\\\\\\\"]}\", \"m\": [1]}";
+    size_t end = both(text);
+    EXPECT_EQ(end, text.size()) << pad;
+    std::string unclosed = "[\"" + std::string(pad, 'y') + "\\\"]";
+    EXPECT_EQ(both(unclosed), kBad) << pad;
+  }
+}
+
+// Valid documents of every size: the scan ends exactly where the JSON does.
+TEST(JsonScan, RandomDocumentsEndWhereTheyEnd) {
+  std::mt19937 rng(7);
+  const std::string alphabet = "ab{}[]\"\\:, \n/\u00e9";
+  auto random_string = [&] {
+    std::string s;
+    size_t n = rng() % 40;
+    for (size_t i = 0; i < n; ++i) s += alphabet[rng() % alphabet.size()];
+    return s;
+  };
+  std::function<Json(int)> value = [&](int depth) -> Json {
+    switch (depth > 3 ? rng() % 3 : rng() % 5) {
+      case 0:
+        return random_string();
+      case 1:
+        return static_cast<int>(rng() % 1000);
+      case 2:
+        return nullptr;
+      case 3: {
+        Json a = Json::array();
+        for (size_t i = rng() % 5; i > 0; --i) a.push_back(value(depth + 1));
+        return a;
+      }
+      default: {
+        Json o = Json::object();
+        for (size_t i = rng() % 5; i > 0; --i) o[random_string()] = value(depth + 1);
+        return o;
+      }
+    }
+  };
+  for (int round = 0; round < 2000; ++round) {
+    Json doc = rng() % 2 ? Json::object() : Json::array();
+    for (size_t i = rng() % 6; i > 0; --i) {
+      if (doc.is_object()) {
+        doc[random_string()] = value(1);
+      } else {
+        doc.push_back(value(1));
+      }
+    }
+    std::string text = dump_py(doc, round % 2 ? 2 : -1);
+    EXPECT_EQ(both(text + ", \"after\": [}"), text.size()) << text;
+  }
+}
+
+// Arbitrary bytes: the two versions still agree.
+TEST(JsonScan, RandomBytesAgree) {
+  std::mt19937 rng(11);
+  const std::string alphabet = "{}[]\"\\ab";
+  for (int round = 0; round < 20000; ++round) {
+    std::string text = rng() % 2 ? "{" : "[";
+    for (size_t n = rng() % 200; n > 0; --n) text += alphabet[rng() % alphabet.size()];
+    both(text);
+  }
+}
+
+}  // namespace
+}  // namespace devgraph
