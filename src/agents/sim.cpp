@@ -4,18 +4,23 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <set>
+#include <string_view>
 
 #include "util/fs.h"
 
 namespace devgraph::agents {
 namespace {
 
-const std::set<std::string> kFailModes = {"cli_error",   "malformed", "junk", "hang",
-                                          "usage_limit", "signal",    "flood"};
+// Constant data, not a container built before main: every devgraph command
+// would pay for it.
+constexpr std::string_view kFailModes[] = {"cli_error",   "malformed", "junk", "hang",
+                                           "usage_limit", "signal",    "flood"};
 
 std::string substitute(std::string s, const std::string& persona, const std::string& task) {
   const std::pair<std::string, std::string> subs[] = {{"{persona}", persona}, {"{task}", task}};
@@ -84,7 +89,8 @@ Expected<SimRule> parse_rule(const Json& r, const std::string& where) {
   rule.dispatch_contains = r.value("dispatch_contains", "");
   rule.text = r.value("text", "");
   rule.fail = r.value("fail", "");
-  if (!rule.fail.empty() && !kFailModes.count(rule.fail))
+  if (!rule.fail.empty() &&
+      std::find(std::begin(kFailModes), std::end(kFailModes), rule.fail) == std::end(kFailModes))
     return fail(where + ".fail: unknown failure mode '" + rule.fail +
                 "' (cli_error, malformed, junk, hang, usage_limit, signal, flood)");
   DG_TRY(rule.latency_ms, int_field(r, "latency_ms", where, 0, 0));

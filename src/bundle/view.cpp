@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
+#include <string_view>
 
 namespace devgraph::bundle {
 namespace {
@@ -24,9 +26,9 @@ int num(const Json& j, const char* key, int fallback) {
 
 // Task lane nodes in the order a task passes them; tasks at other nodes
 // follow, then those waiting for a human, then the committed ones.
-const std::vector<std::string> kNodeOrder = {"write_tdd",     "implement",   "verify",
-                                             "repair_task",   "commit_task", "blocker_recovery",
-                                             "awaiting_human"};
+constexpr std::array<std::string_view, 7> kNodeOrder = {
+    "write_tdd",   "implement",        "verify",        "repair_task",
+    "commit_task", "blocker_recovery", "awaiting_human"};
 
 std::string group_of(const ViewTask& t) {
   if (t.status == "complete") return "committed";

@@ -26,11 +26,16 @@ namespace {
 constexpr const char* kBundle = "b1";
 constexpr const char* kBranch = "develop/b1";
 
-const std::map<std::string, std::string> kIdentity = {
-    {"GIT_AUTHOR_NAME", "devgraph demo"},
-    {"GIT_AUTHOR_EMAIL", "demo@devgraph.invalid"},
-    {"GIT_COMMITTER_NAME", "devgraph demo"},
-    {"GIT_COMMITTER_EMAIL", "demo@devgraph.invalid"}};
+// Built on first use: a namespace-scope map would be built before main in
+// every devgraph command.
+const std::map<std::string, std::string>& identity() {
+  static const std::map<std::string, std::string> env = {
+      {"GIT_AUTHOR_NAME", "devgraph demo"},
+      {"GIT_AUTHOR_EMAIL", "demo@devgraph.invalid"},
+      {"GIT_COMMITTER_NAME", "devgraph demo"},
+      {"GIT_COMMITTER_EMAIL", "demo@devgraph.invalid"}};
+  return env;
+}
 
 std::string stamp() {
   auto t = std::chrono::system_clock::to_time_t(system_clock().wall());
@@ -45,7 +50,7 @@ Expected<CommandResult> run_in(const std::string& dir, std::vector<std::string> 
   CommandSpec spec;
   spec.argv = std::move(argv);
   spec.cwd = dir;
-  spec.env = kIdentity;
+  spec.env = identity();
   spec.timeout = std::chrono::minutes(2);
   return run_command(spec);
 }
@@ -147,7 +152,7 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
   rep.branch = kBranch;
   DG_CHECK(make_directories(dirname_of(rep.worktree)));
   RealCommandRunner runner;
-  auto repo_git = git::make_git(runner, rep.repo, kIdentity);
+  auto repo_git = git::make_git(runner, rep.repo, identity());
   DG_CHECK(repo_git->worktree_add(rep.worktree, kBranch, "main"));
   out << "bundle worktree: " << rep.worktree << " (branch " << kBranch << ")\n";
 
@@ -226,7 +231,7 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
     out << "look at: " << bundle_dir << "/run_bundle.log\n";
     return rep;
   }
-  auto wt_git = git::make_git(runner, rep.worktree, kIdentity);
+  auto wt_git = git::make_git(runner, rep.worktree, identity());
   auto log = wt_git->log_oneline("main");
   out << "branch " << kBranch << " is ready (" << (log ? log->size() : 0) << " commits on main):\n";
   if (log)

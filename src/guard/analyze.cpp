@@ -12,8 +12,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "guard/internal.h"
 #include "guard/shell.h"
@@ -36,25 +38,71 @@ struct Value {
 // git subcommands that only read, or manage refs, remotes, configuration
 // and worktrees; they may run in a primary clone. Everything else,
 // including aliases, is treated as changing the checkout.
-const std::set<std::string, std::less<>> kGitReadOnly = {
-    "annotate",    "blame",        "branch",        "cat-file",
-    "check-attr",  "check-ignore", "check-mailmap", "check-ref-format",
-    "cherry",      "config",       "count-objects", "describe",
-    "diff",        "diff-files",   "diff-index",    "diff-tree",
-    "fetch",       "for-each-ref", "fsck",          "gc",
-    "grep",        "help",         "log",           "ls-files",
-    "ls-remote",   "ls-tree",      "maintenance",   "merge-base",
-    "name-rev",    "notes",        "prune",         "range-diff",
-    "reflog",      "remote",       "rev-list",      "rev-parse",
-    "shortlog",    "show",         "show-branch",   "show-ref",
-    "status",      "tag",          "var",           "verify-commit",
-    "verify-pack", "verify-tag",   "version",       "whatchanged",
-    "worktree",    "archive",      "format-patch",  "bundle"};
+constexpr std::string_view kGitReadOnly[] = {"annotate",
+                                             "archive",
+                                             "blame",
+                                             "branch",
+                                             "bundle",
+                                             "cat-file",
+                                             "check-attr",
+                                             "check-ignore",
+                                             "check-mailmap",
+                                             "check-ref-format",
+                                             "cherry",
+                                             "config",
+                                             "count-objects",
+                                             "describe",
+                                             "diff",
+                                             "diff-files",
+                                             "diff-index",
+                                             "diff-tree",
+                                             "fetch",
+                                             "for-each-ref",
+                                             "format-patch",
+                                             "fsck",
+                                             "gc",
+                                             "grep",
+                                             "help",
+                                             "log",
+                                             "ls-files",
+                                             "ls-remote",
+                                             "ls-tree",
+                                             "maintenance",
+                                             "merge-base",
+                                             "name-rev",
+                                             "notes",
+                                             "prune",
+                                             "range-diff",
+                                             "reflog",
+                                             "remote",
+                                             "rev-list",
+                                             "rev-parse",
+                                             "shortlog",
+                                             "show",
+                                             "show-branch",
+                                             "show-ref",
+                                             "status",
+                                             "tag",
+                                             "var",
+                                             "verify-commit",
+                                             "verify-pack",
+                                             "verify-tag",
+                                             "version",
+                                             "whatchanged",
+                                             "worktree"};
 
 // git global options that take the next word as their value.
-const std::set<std::string, std::less<>> kGitValueOpts = {
-    "-C",           "-c",         "--git-dir", "--work-tree", "--namespace", "--super-prefix",
-    "--config-env", "--list-cmds"};
+constexpr std::string_view kGitValueOpts[] = {
+    "--config-env",   "--git-dir",   "--list-cmds", "--namespace",
+    "--super-prefix", "--work-tree", "-C",          "-c"};
+// Both lists are searched by bisection.
+static_assert(std::is_sorted(std::begin(kGitReadOnly), std::end(kGitReadOnly)));
+static_assert(std::is_sorted(std::begin(kGitValueOpts), std::end(kGitValueOpts)));
+
+template <size_t N>
+bool listed(const std::string_view (&list)[N], std::string_view word) {
+  return std::binary_search(std::begin(list), std::end(list), word);
+}
 
 bool starts_with(std::string_view s, std::string_view p) {
   return s.substr(0, p.size()) == p;
@@ -1169,7 +1217,7 @@ class Analyzer {
         name = t.substr(0, eq);
         v = Value{t.substr(eq + 1), true};
         has = true;
-      } else if (kGitValueOpts.count(t) && k + 1 < argv.size()) {
+      } else if (listed(kGitValueOpts, t) && k + 1 < argv.size()) {
         v = argv[++k];
         has = true;
       }
@@ -1295,7 +1343,7 @@ class Analyzer {
       return write(dest, at_dir, "`git " + sub + "` destination " + dest.text);
     }
 
-    bool read_only = kGitReadOnly.count(sub) > 0;
+    bool read_only = listed(kGitReadOnly, sub);
     if (sub == "stash") read_only = first_arg() == "list" || first_arg() == "show";
     if (sub == "pull") read_only = has_arg("--ff-only");
     if (sub == "submodule")

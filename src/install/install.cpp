@@ -104,7 +104,7 @@ bool blank(const std::string& s) {
   return s.find_first_not_of(" \t\r\n") == std::string::npos;
 }
 
-const std::string kRefuse = "; fix or move the file and run again (nothing was changed)";
+constexpr const char* kRefuse = "; fix or move the file and run again (nothing was changed)";
 
 // Parses an existing JSON config; an absent or blank file is an empty object.
 Expected<Json> load_json_config(const std::string& path, const Existing& existing) {
