@@ -8,7 +8,6 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
-#include <iostream>
 #include <random>
 #include <unordered_map>
 #include <unordered_set>
@@ -17,6 +16,7 @@
 #include "agents/sim.h"
 #include "contracts/schema.h"
 #include "skill/skill.h"
+#include "util/console.h"
 #include "util/fs.h"
 
 namespace devgraph::agents {
@@ -160,7 +160,7 @@ struct PersonaRuntime::Impl {
         left -= static_cast<size_t>(w);
       }
     }
-    if (cfg.echo_log_to_stderr) std::cerr << line;
+    if (cfg.echo_log_to_stderr) err() << line;
     if (cfg.on_log) cfg.on_log(rec);
   }
 

@@ -1,7 +1,6 @@
 // devgraph checkpoint RUN_DIR init|go|move|event|signal|handoff|resume|show:
 // the command-line face of the run-state store (src/store/run_store.h),
 // with the flags, output and exit codes of the reference checkpoint.py.
-#include <iostream>
 
 #include "cli/verbs.h"
 #include "contracts/schema.h"
@@ -9,6 +8,7 @@
 #include "skill/skill.h"
 #include "store/run_store.h"
 #include "util/args.h"
+#include "util/console.h"
 #include "util/fs.h"
 #include "util/heap.h"
 
@@ -79,8 +79,8 @@ Expected<Json> json_flag(const ParsedArgs& a, const std::string& name) {
 
 int print_committed_line(const Json& state, const std::string& middle, const std::string& event) {
   const Json& id = state["run_id"];
-  std::cout << "[" << (id.is_string() ? id.get<std::string>() : dump_py(id)) << "] " << middle
-            << " event=" << event << "\n";
+  out() << "[" << (id.is_string() ? id.get<std::string>() : dump_py(id)) << "] " << middle
+        << " event=" << event << "\n";
   return 0;
 }
 
@@ -121,7 +121,7 @@ int verb_checkpoint(const VerbArgs& args) {
     if (!parsed) return report_error(kVerb, parsed.error());
     auto state = read_run_state(run_dir);
     if (!state) return report_error(kVerb, state.error());
-    std::cout << dump_py(*state, 2) << "\n";
+    out() << dump_py(*state, 2) << "\n";
     return 0;
   }
 
@@ -153,7 +153,7 @@ int verb_checkpoint(const VerbArgs& args) {
     if (!merge) return report_error(kVerb, merge.error());
     auto done = store.init({*a->get("repo"), *a->get("default-branch"), *merge});
     if (!done) return report_error(kVerb, done.error());
-    std::cout << store.run_id() << "\n";
+    out() << store.run_id() << "\n";
     return 0;
   }
   if (cmd == "go" || cmd == "event" || cmd == "move") {
@@ -200,19 +200,19 @@ int verb_checkpoint(const VerbArgs& args) {
     req.reset = a->flag("reset");
     auto done = store.signal(req);
     if (!done) return report_error(kVerb, done.error());
-    std::cout << dump_py(done->report) << "\n";
+    out() << dump_py(done->report) << "\n";
     return 0;
   }
   if (cmd == "handoff") {
     auto done = store.handoff(*a->get("reason"));
     if (!done) return report_error(kVerb, done.error());
-    std::cout << done->handoff_path << "\n";
+    out() << done->handoff_path << "\n";
     return 0;
   }
   // resume
   auto done = store.resume();
   if (!done) return report_error(kVerb, done.error());
-  std::cout << dump_py(done->summary) << "\n";
+  out() << dump_py(done->summary) << "\n";
   return 0;
 }
 

@@ -2,13 +2,12 @@
 // drives one bundle to a ready branch with the simulated agent, offline.
 #include <unistd.h>
 
-#include <iostream>
-
 #include "agents/backend.h"
 #include "bundle/view.h"
 #include "cli/verbs.h"
 #include "demo/demo.h"
 #include "util/args.h"
+#include "util/console.h"
 
 namespace devgraph {
 
@@ -48,7 +47,7 @@ int verb_demo(const VerbArgs& args) {
     o.live = bundle::terminal_size(STDOUT_FILENO);
     o.live_measure = [] { return bundle::terminal_size(STDOUT_FILENO); };
   }
-  auto r = demo::run_demo(o, std::cout);
+  auto r = demo::run_demo(o, out());
   if (!r) return report_error("demo", r.error());
   return r->exit_code;
 }

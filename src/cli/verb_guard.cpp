@@ -9,11 +9,11 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <iostream>
 
 #include "cli/verbs.h"
 #include "guard/guard.h"
 #include "util/args.h"
+#include "util/console.h"
 
 namespace devgraph {
 namespace {
@@ -26,17 +26,17 @@ std::string process_cwd() {
 }
 
 int usage_error(const std::string& message) {
-  std::cerr << "usage: devgraph guard [-h] " << kModes << " ...\n"
-            << "devgraph guard: error: " << message << "\n";
+  err() << "usage: devgraph guard [-h] " << kModes << " ...\n"
+        << "devgraph guard: error: " << message << "\n";
   return 2;
 }
 
 int deny_or_ok(const guard::Verdict& reason) {
   if (reason) {
-    std::cerr << "DENY: " << *reason << "\n";
+    err() << "DENY: " << *reason << "\n";
     return 2;
   }
-  std::cout << "OK\n";
+  out() << "OK\n";
   return 0;
 }
 
@@ -62,18 +62,18 @@ int verb_guard(const VerbArgs& args) {
   if (args.empty()) return usage_error("the following arguments are required: mode");
   const std::string& mode = args[0];
   if (mode == "-h" || mode == "--help") {
-    std::cout << "usage: devgraph guard [-h] " << kModes << " ...\n\n"
-              << "Placement guard: the primary clone is read-only, worktrees live at\n"
-              << "<worktrees_root>/<owner>/<repo>/<branch-slug>.\n\n"
-              << "  resolve [--cwd DIR] [--branch NAME]  print placement facts as JSON\n"
-              << "  check-worktree PATH [--cwd DIR]       exit 0 if PATH is canonical\n"
-              << "  check-write PATH [--cwd DIR]          exit 0 if PATH may be written\n"
-              << "  check-bash COMMAND [--cwd DIR]        exit 0 if COMMAND is allowed\n"
-              << "  hook                                  Claude Code PreToolUse protocol\n"
-              << "  self-check                            run the built-in checks\n\n"
-              << "Exit codes: 0 allow, 2 deny (reason on stderr), 1 error.\n"
-              << "Environment: AI_ROOT, DEVELOP_WORKTREES_ROOT, DEVELOP_HOME_ROOT,\n"
-              << "DEVELOP_GUARD_EXEMPT.\n";
+    out() << "usage: devgraph guard [-h] " << kModes << " ...\n\n"
+          << "Placement guard: the primary clone is read-only, worktrees live at\n"
+          << "<worktrees_root>/<owner>/<repo>/<branch-slug>.\n\n"
+          << "  resolve [--cwd DIR] [--branch NAME]  print placement facts as JSON\n"
+          << "  check-worktree PATH [--cwd DIR]       exit 0 if PATH is canonical\n"
+          << "  check-write PATH [--cwd DIR]          exit 0 if PATH may be written\n"
+          << "  check-bash COMMAND [--cwd DIR]        exit 0 if COMMAND is allowed\n"
+          << "  hook                                  Claude Code PreToolUse protocol\n"
+          << "  self-check                            run the built-in checks\n\n"
+          << "Exit codes: 0 allow, 2 deny (reason on stderr), 1 error.\n"
+          << "Environment: AI_ROOT, DEVELOP_WORKTREES_ROOT, DEVELOP_HOME_ROOT,\n"
+          << "DEVELOP_GUARD_EXEMPT.\n";
     return 0;
   }
   VerbArgs rest(args.begin() + 1, args.end());
@@ -85,9 +85,9 @@ int verb_guard(const VerbArgs& args) {
     if (!parsed) return report_error("guard", parsed.error());
     if (mode == "hook") return run_hook(guard::Roots::from_env());
     auto failures = guard::self_check();
-    for (const auto& f : failures) std::cerr << "FAIL: " << f << "\n";
+    for (const auto& f : failures) err() << "FAIL: " << f << "\n";
     if (!failures.empty()) return 1;
-    std::cout << "OK: placement guard self-check passed\n";
+    out() << "OK: placement guard self-check passed\n";
     return 0;
   }
 
@@ -112,10 +112,10 @@ int verb_guard(const VerbArgs& args) {
   if (mode == "resolve") {
     auto placement = guard::resolve_placement(cwd, parsed->get("branch"), roots);
     if (!placement) {
-      std::cerr << "DENY: " << placement.error().message << "\n";
+      err() << "DENY: " << placement.error().message << "\n";
       return 2;
     }
-    std::cout << dump_py(placement->to_json(), 2) << "\n";
+    out() << dump_py(placement->to_json(), 2) << "\n";
     return 0;
   }
   const std::string& subject = parsed->positionals()[0];

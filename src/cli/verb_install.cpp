@@ -6,12 +6,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
-#include <iostream>
 
 #include "cli/verbs.h"
 #include "install/install.h"
 #include "skill/skill.h"
 #include "util/args.h"
+#include "util/console.h"
 #include "util/fs.h"
 
 namespace devgraph {
@@ -21,10 +21,8 @@ class StdTerminal final : public install::Terminal {
  public:
   bool interactive() const override { return isatty(STDIN_FILENO) != 0; }
   std::optional<std::string> ask(const std::string& question) override {
-    std::cout << question << std::flush;
-    std::string line;
-    if (!std::getline(std::cin, line)) return std::nullopt;
-    return line;
+    out() << question << std::flush;
+    return read_stdin_line();
   }
 };
 
@@ -82,7 +80,7 @@ int verb_install(const VerbArgs& args) {
   options.yes = parsed->flag("yes");
   options.dry_run = parsed->flag("dry-run");
   StdTerminal terminal;
-  return install::run_install(*tool, ctx, options, terminal, stamp_now(), std::cout, std::cerr);
+  return install::run_install(*tool, ctx, options, terminal, stamp_now(), out(), err());
 }
 
 }  // namespace devgraph

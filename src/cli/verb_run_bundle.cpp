@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -13,6 +12,7 @@
 #include "bundle/view.h"
 #include "cli/verbs.h"
 #include "util/args.h"
+#include "util/console.h"
 
 namespace devgraph {
 namespace {
@@ -94,18 +94,18 @@ int verb_run_bundle(const VerbArgs& args) {
   // record on stderr. Either way RESULT_JSON is the last line on stdout.
   std::unique_ptr<bundle::LiveView> view;
   if (bundle::live_view_wanted(STDOUT_FILENO, a->flag("no-live"))) {
-    view = std::make_unique<bundle::LiveView>(std::cout, req.bundle, system_clock(),
+    view = std::make_unique<bundle::LiveView>(out(), req.bundle, system_clock(),
                                               bundle::terminal_size(STDOUT_FILENO));
     view->measure_with([] { return bundle::terminal_size(STDOUT_FILENO); });
     req.on_log = [&view](const Json& rec) { view->on_log(rec); };
     req.on_state = [&view](const Json& state) { view->on_state(state); };
     req.on_tick = [&view] { view->tick(); };
   } else {
-    req.on_log = [](const Json& rec) { std::cerr << dump_py(rec) << "\n"; };
+    req.on_log = [](const Json& rec) { err() << dump_py(rec) << "\n"; };
   }
   auto report = bundle::run_bundle(req);
   if (view) view->finish();
-  std::cout << "RESULT_JSON: " << dump_py(report.result) << std::endl;
+  out() << "RESULT_JSON: " << dump_py(report.result) << std::endl;
   return report.exit_code;
 }
 

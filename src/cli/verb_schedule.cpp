@@ -1,13 +1,13 @@
 // devgraph schedule check|runnable|conflicts|critical-path|footprint-check:
 // a printer over the schedule module with the reference script's flags,
 // JSON and exit codes (footprint-check exits 2 on a violation).
-#include <iostream>
 
 #include "cli/verbs.h"
 #include "graph/graph.h"
 #include "schedule/schedule.h"
 #include "skill/skill.h"
 #include "util/args.h"
+#include "util/console.h"
 #include "util/fs.h"
 #include "util/json.h"
 
@@ -44,7 +44,7 @@ Error top_usage_error(const std::string& message) {
 }
 
 void print_json(const Json& value) {
-  std::cout << dump_py(value, 2) << "\n";
+  out() << dump_py(value, 2) << "\n";
 }
 
 // argparse's `type=int`: a whole number or a usage error naming the flag.
@@ -66,7 +66,7 @@ Expected<std::optional<int>> int_flag(const ArgParser& parser, const ParsedArgs&
 int run_check(const ParsedArgs& args) {
   auto plan = schedule::load_plan(args.positionals()[0]);
   if (!plan) return report_error(kVerb, plan.error());
-  std::cout << "OK: tasks.json is valid\n";
+  out() << "OK: tasks.json is valid\n";
   return 0;
 }
 

@@ -1,11 +1,11 @@
 // `devgraph sim-agent`: the simulated agent CLI behind `--agent sim`. The
 // persona runtime runs it as a child process in the worktree; see
 // agents/sim.h and docs/sim-scenario.md.
-#include <iostream>
 
 #include "agents/sim.h"
 #include "cli/verbs.h"
 #include "util/args.h"
+#include "util/console.h"
 
 namespace devgraph {
 
@@ -38,7 +38,7 @@ int verb_sim_agent(const VerbArgs& args) {
                                                      *at + "'"));
     inv.launched_at_ns = *ns;
   }
-  return agents::run_sim_agent(inv, std::cout, std::cerr);
+  return agents::run_sim_agent(inv, out(), err());
 }
 
 }  // namespace devgraph

@@ -7,7 +7,6 @@
 // file under check that is missing or unreadable is reported the same way
 // (it is a verdict about that file); a broken skill directory (no usable
 // schema) is an error on stderr.
-#include <iostream>
 
 #include "cli/verbs.h"
 #include "contracts/schema.h"
@@ -17,6 +16,7 @@
 #include "skill/skill.h"
 #include "templates/render.h"
 #include "util/args.h"
+#include "util/console.h"
 #include "util/fs.h"
 #include "validate/contract_check.h"
 
@@ -24,9 +24,9 @@ namespace devgraph {
 namespace {
 
 int verdict(const std::vector<std::string>& errors, const std::string& ok) {
-  for (const auto& e : errors) std::cout << "ERROR: " << e << "\n";
+  for (const auto& e : errors) out() << "ERROR: " << e << "\n";
   if (!errors.empty()) return 1;
-  std::cout << "OK: " << ok << "\n";
+  out() << "OK: " << ok << "\n";
   return 0;
 }
 

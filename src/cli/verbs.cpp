@@ -4,10 +4,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <iostream>
 #include <string_view>
 
 #include "bundle/words.h"
+#include "util/console.h"
 #include "util/heap.h"
 
 namespace devgraph {
@@ -53,14 +53,13 @@ std::span<const Verb> verb_table() {
 
 int report_error(const std::string& verb, const Error& error) {
   if (error.exit_code == 0) {
-    std::cout << error.message
-              << (error.message.empty() || error.message.back() == '\n' ? "" : "\n");
+    out() << error.message << (error.message.empty() || error.message.back() == '\n' ? "" : "\n");
     return 0;
   }
-  std::cout.flush();
+  out().flush();
   bool usage_text = error.message.rfind("usage:", 0) == 0;
-  std::cerr << (usage_text ? "" : "devgraph " + verb + ": ") << error.message
-            << (error.message.empty() || error.message.back() == '\n' ? "" : "\n");
+  err() << (usage_text ? "" : "devgraph " + verb + ": ") << error.message
+        << (error.message.empty() || error.message.back() == '\n' ? "" : "\n");
   return error.exit_code;
 }
 

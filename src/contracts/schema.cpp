@@ -2,11 +2,21 @@
 
 // Without this valijson aborts the process on a malformed schema.
 #define VALIJSON_USE_EXCEPTIONS 1
+// valijson includes <iostream> without using it (with exceptions on), and
+// that include alone would build the standard streams and their locale
+// before main in every devgraph command (see util/console.h). libstdc++
+// skips a header whose include guard is defined; what valijson does use
+// comes from <istream> and <ostream>. With another library the guard is
+// just an unused macro.
+#include <istream>
+#include <ostream>
+#define _GLIBCXX_IOSTREAM 1
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>
 #include <valijson/schema_parser.hpp>
 #include <valijson/validation_results.hpp>
 #include <valijson/validator.hpp>
+#undef _GLIBCXX_IOSTREAM
 
 #include <exception>
 #include <optional>
