@@ -1,6 +1,7 @@
 #include "contracts/compiled_schema.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <string_view>
 
@@ -263,6 +264,83 @@ std::optional<CompiledSchema> CompiledSchema::compile(const Json& schema) {
   }
   CompiledSchema out;
   out.nodes_ = std::move(compiler.nodes);
+  return out;
+}
+
+CompiledSchema CompiledSchema::from_nodes(std::vector<Node> nodes) {
+  CompiledSchema out;
+  out.nodes_ = std::move(nodes);
+  return out;
+}
+
+namespace {
+
+// A C++ expression for a scalar Json (enum values and minimums are
+// scalars; compile() sees to that).
+std::string cpp_json(const Json& v) {
+  switch (v.type()) {
+    case Json::value_t::null:
+      return "Json(nullptr)";
+    case Json::value_t::boolean:
+      return v.get<bool>() ? "Json(true)" : "Json(false)";
+    case Json::value_t::number_integer:
+      return "Json(static_cast<Json::number_integer_t>(" + std::to_string(v.get<long long>()) +
+             "LL))";
+    case Json::value_t::number_unsigned:
+      return "Json(static_cast<Json::number_unsigned_t>(" +
+             std::to_string(v.get<unsigned long long>()) + "ULL))";
+    case Json::value_t::number_float: {
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
+      return std::string("Json(static_cast<double>(") + buf + "))";
+    }
+    default:  // a string: JSON's escapes are valid in a C++ string literal
+      return "Json(std::string(" + v.dump() + "))";
+  }
+}
+
+std::string cpp_string(const std::string& s) {
+  return Json(s).dump();
+}
+
+}  // namespace
+
+std::string CompiledSchema::to_cpp(const std::string& name) const {
+  std::string out = "devgraph::CompiledSchema " + name + "() {\n";
+  out += "  using Node = devgraph::CompiledSchema::Node;\n";
+  out += "  using devgraph::Json;\n";
+  out += "  std::vector<Node> n(" + std::to_string(nodes_.size()) + ");\n";
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& node = nodes_[i];
+    const std::string at = "  n[" + std::to_string(i) + "].";
+    if (node.ref != Node::kAny) out += at + "ref = " + std::to_string(node.ref) + ";\n";
+    if (node.never) out += at + "never = true;\n";
+    if (node.types != 0) out += at + "types = " + std::to_string(node.types) + "u;\n";
+    if (node.allowed) {
+      out += at + "allowed = std::vector<Json>{";
+      for (size_t k = 0; k < node.allowed->size(); ++k)
+        out += (k ? ", " : "") + cpp_json((*node.allowed)[k]);
+      out += "};\n";
+    }
+    if (node.minimum) out += at + "minimum = " + cpp_json(*node.minimum) + ";\n";
+    if (!node.required.empty()) {
+      out += at + "required = {";
+      for (size_t k = 0; k < node.required.size(); ++k)
+        out += (k ? ", " : "") + cpp_string(node.required[k]);
+      out += "};\n";
+    }
+    if (!node.properties.empty()) {
+      out += at + "properties = {";
+      for (size_t k = 0; k < node.properties.size(); ++k)
+        out += std::string(k ? ", " : "") + "{" + cpp_string(node.properties[k].first) + ", " +
+               std::to_string(node.properties[k].second) + "}";
+      out += "};\n";
+    }
+    if (node.additional != Node::kAny)
+      out += at + "additional = " + std::to_string(node.additional) + ";\n";
+    if (node.items != Node::kAny) out += at + "items = " + std::to_string(node.items) + ";\n";
+  }
+  out += "  return devgraph::CompiledSchema::from_nodes(std::move(n));\n}\n";
   return out;
 }
 

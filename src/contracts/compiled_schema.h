@@ -41,6 +41,12 @@ class CompiledSchema {
 
   std::vector<std::string> validate(const Json& value) const;
 
+  // The compiled tree as C++: a definition of `CompiledSchema <name>()`
+  // (in namespace devgraph::embedded) that rebuilds this schema without
+  // reading or compiling anything. The build writes one for each shipped
+  // contract (tools/embed_schemas.cpp).
+  std::string to_cpp(const std::string& name) const;
+
   // One schema. A node is either a reference to another node, the schema
   // `false`, or a set of checks that all apply.
   struct Node {
@@ -64,7 +70,11 @@ class CompiledSchema {
     std::vector<std::pair<std::string, int>> properties;  // sorted by name
     int additional = kAny;
     int items = kAny;
+    bool operator==(const Node&) const = default;
   };
+  // What to_cpp() writes calls this.
+  static CompiledSchema from_nodes(std::vector<Node> nodes);
+  bool operator==(const CompiledSchema&) const = default;
 
  private:
   class Compiler;

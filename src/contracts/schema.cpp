@@ -22,6 +22,7 @@
 #include <optional>
 
 #include "contracts/compiled_schema.h"
+#include "contracts/schema_embedded.h"
 #include "util/fs.h"
 
 namespace devgraph {
@@ -68,7 +69,15 @@ Schema& Schema::operator=(Schema&&) noexcept = default;
 Schema::~Schema() = default;
 
 Expected<Schema> Schema::load(const std::string& path, Engine engine) {
-  DG_TRY(Json doc, load_json_file(path));
+  DG_TRY(std::string text, read_file(path));
+  if (engine == Engine::kFastest) {
+    if (auto shipped = embedded_schema(text)) {
+      auto impl = std::make_unique<Impl>();
+      impl->compiled = std::move(shipped);
+      return Schema(std::move(impl));
+    }
+  }
+  DG_TRY(Json doc, parse_json(text, path));
   return parse(doc, path, engine);
 }
 

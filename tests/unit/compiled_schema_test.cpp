@@ -6,6 +6,7 @@
 #include <random>
 
 #include "contracts/schema.h"
+#include "contracts/schema_embedded.h"
 #include "support/test_util.h"
 
 namespace devgraph {
@@ -86,6 +87,40 @@ TEST(CompiledSchema, BooleanSchemasAndClosedObjects) {
   EXPECT_EQ(extra[0], "[z]: no value is allowed here");
   // Keywords for objects and arrays pass other types by.
   EXPECT_TRUE(compiled->validate(Json(5)).empty());
+}
+
+// The build's compiled copies are what compiling the shipped files gives.
+TEST(CompiledSchema, EmbeddedContractsEqualTheShippedFilesCompiled) {
+  for (const char* name : {"run-state.schema.json", "agent-result.schema.json"}) {
+    std::string text = test::slurp(test::source_dir() + "/skill/contracts/" + name);
+    auto embedded = embedded_schema(text);
+    ASSERT_TRUE(embedded) << name;
+    auto compiled = CompiledSchema::compile(Json::parse(text));
+    ASSERT_TRUE(compiled) << name;
+    EXPECT_TRUE(*embedded == *compiled) << name;
+    // One byte more and the file is not the shipped one.
+    EXPECT_FALSE(embedded_schema(text + " ")) << name;
+  }
+}
+
+// An edited contract is read and compiled, not taken from the build.
+TEST(CompiledSchema, AnEditedSchemaFileIsCompiledAsWritten) {
+  test::Scratch dir;
+  std::string text = test::slurp(test::source_dir() + "/skill/contracts/run-state.schema.json");
+  const std::string from = R"("round": {"type": "integer", "minimum": 1})";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(), R"("round": {"type": "integer", "minimum": 5})");
+  ASSERT_TRUE(write_file_atomic(dir / "s.json", text).ok());
+  auto edited = Schema::load(dir / "s.json");
+  ASSERT_TRUE(edited.ok());
+  EXPECT_TRUE(edited->compiled());
+  auto state = load_json_file(test::source_dir() + "/skill/contracts/run-state.example.json");
+  ASSERT_TRUE(state.ok());
+  (*state)["round"] = 2;
+  EXPECT_EQ(edited->validate(*state).size(), 1u);
+  auto shipped = Schema::load(test::source_dir() + "/skill/contracts/run-state.schema.json");
+  ASSERT_TRUE(shipped.ok());
+  EXPECT_TRUE(shipped->validate(*state).empty());
 }
 
 // The verdicts of both validators agree on many random changes of a state.
