@@ -115,15 +115,13 @@ std::optional<DeferredState::Opened> DeferredState::open(
           raw.value = {i, sc.skip_value(i)};
           if (raw.value.end == kBad) return std::nullopt;
           i = sc.skip_ws(raw.value.end);
-          // Repeated key: first position, last value.
-          auto [it, fresh] = map.index.emplace(raw.key, map.records.size());
-          if (fresh) {
-            map.records.push_back(std::move(raw));
-          } else {
-            map.records[it->second].value = raw.value;
-          }
+          const size_t value_end = raw.value.end;
+          if (t.substr(raw.key_text.end, raw.value.begin - raw.key_text.end) != ": ")
+            map.plain = false;
+          if (!map.add(std::move(raw))) map.plain = false;
           if (sc.at(i, ',')) {
             i = sc.skip_ws(i + 1);
+            if (t.substr(value_end, i - value_end) != ",\n    ") map.plain = false;
             continue;
           }
           if (sc.at(i, '}')) break;
@@ -169,6 +167,52 @@ std::optional<DeferredState::Opened> DeferredState::open(
   return opened;
 }
 
+namespace {
+
+size_t key_hash(std::string_view key) {
+  return std::hash<std::string_view>{}(key);
+}
+
+}  // namespace
+
+size_t DeferredState::Map::find(std::string_view key) const {
+  if (slots.empty()) return std::string::npos;
+  const size_t mask = slots.size() - 1;
+  for (size_t at = key_hash(key) & mask;; at = (at + 1) & mask) {
+    const uint32_t slot = slots[at];
+    if (slot == 0) return std::string::npos;
+    if (records[slot - 1].key == key) return slot - 1;
+  }
+}
+
+bool DeferredState::Map::add(Raw raw) {
+  // Kept at most half full, so a probe ends at an empty slot soon.
+  if (2 * (records.size() + 1) > slots.size()) {
+    size_t size = 64;  // a power of two: the probe wraps with a mask
+    while (size < 4 * (records.size() + 1)) size *= 2;
+    std::vector<uint32_t> bigger(size, 0);
+    const size_t mask = bigger.size() - 1;
+    for (size_t r = 0; r < records.size(); ++r) {
+      size_t at = key_hash(records[r].key) & mask;
+      while (bigger[at] != 0) at = (at + 1) & mask;
+      bigger[at] = static_cast<uint32_t>(r + 1);
+    }
+    slots = std::move(bigger);
+  }
+  const size_t mask = slots.size() - 1;
+  size_t at = key_hash(raw.key) & mask;
+  for (; slots[at] != 0; at = (at + 1) & mask) {
+    Raw& earlier = records[slots[at] - 1];
+    if (earlier.key == raw.key) {
+      earlier.value = raw.value;
+      return false;
+    }
+  }
+  records.push_back(std::move(raw));
+  slots[at] = static_cast<uint32_t>(records.size());
+  return true;
+}
+
 const DeferredState::Map* DeferredState::find_map(const std::string& name) const {
   for (const auto& m : maps_)
     if (m.name == name) return &m;
@@ -193,9 +237,9 @@ Expected<Json*> DeferredState::record(Json& state, const std::string& map_name,
   Json& holder = state[map_name];
   if (!holder.is_object()) return static_cast<Json*>(nullptr);
   if (holder.contains(key)) return &holder[key];
-  auto raw = map->index.find(key);
-  if (raw == map->index.end()) return static_cast<Json*>(nullptr);
-  DG_TRY(Json value, parse_json_fast(text(map->records[raw->second].value),
+  const size_t raw = map->find(key);
+  if (raw == std::string::npos) return static_cast<Json*>(nullptr);
+  DG_TRY(Json value, parse_json_fast(text(map->records[raw].value),
                                      "state.json " + map_name + "[" + key + "]"));
   Json& slot = holder[key];
   slot = std::move(value);
@@ -258,6 +302,27 @@ class DeferredState::Pieces {
 };
 
 void DeferredState::dump_map(Pieces& out, const Map& map, const Json& parsed) const {
+  if (map.plain && !map.records.empty()) {
+    // The records the command read or changed, in file order; the text
+    // between them goes out as it stands (its separators are canonical).
+    std::vector<std::pair<size_t, const Json*>> changed;
+    for (auto it = parsed.begin(); it != parsed.end(); ++it) {
+      size_t at = map.find(it.key());
+      if (at != std::string::npos) changed.emplace_back(at, &it.value());
+    }
+    std::sort(changed.begin(), changed.end());
+    out.gen("{\n    ");
+    size_t cursor = map.records.front().key_text.begin;
+    for (const auto& [at, value] : changed) {
+      out.text({cursor, map.records[at].value.begin});
+      out.gen_json(*value, 2, 2);
+      cursor = map.records[at].value.end;
+    }
+    out.text({cursor, map.records.back().value.end});
+    dump_added(out, map, parsed, false);
+    out.gen("\n  }");
+    return;
+  }
   bool first = true;
   // Where the previous record's value ended in the text, when it was
   // copied from there; the separator after it can then come from the text.
@@ -283,15 +348,20 @@ void DeferredState::dump_map(Pieces& out, const Map& map, const Json& parsed) co
       copied_until = raw.value.end;
     }
   }
+  first = dump_added(out, map, parsed, first);
+  out.gen(first ? "{}" : "\n  }");
+}
+
+bool DeferredState::dump_added(Pieces& out, const Map& map, const Json& parsed, bool first) const {
   for (auto it = parsed.begin(); it != parsed.end(); ++it) {
-    if (map.index.count(it.key()) != 0) continue;
+    if (map.find(it.key()) != std::string::npos) continue;
     out.gen(first ? "{\n    " : ",\n    ");
     first = false;
     out.gen_json(Json(it.key()), 2, 2);
     out.gen(": ");
     out.gen_json(it.value(), 2, 2);
   }
-  out.gen(first ? "{}" : "\n  }");
+  return first;
 }
 
 std::vector<std::string_view> DeferredState::dump_pieces(const Json& state,

@@ -23,10 +23,10 @@
 //   describe, byte for byte, when the input was in the canonical layout.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "util/expected.h"
@@ -69,14 +69,28 @@ class DeferredState {
   };
   struct Map {
     std::string name;
-    std::vector<Raw> records;                       // file order, one per key
-    std::unordered_map<std::string, size_t> index;  // decoded key -> records
+    std::vector<Raw> records;  // file order, one per key
+    // An open-addressing table over `records` by decoded key: each slot
+    // holds a record's position + 1, or 0. Cheaper to build than a node
+    // per key, and built once per command for every record.
+    std::vector<uint32_t> slots;
+    // Every separator as the canonical layout writes it and no key twice:
+    // the text between changed records can then be copied as it stands.
+    bool plain = true;
+    // The position of the record `key` in `records`, or npos.
+    size_t find(std::string_view key) const;
+    // Adds `raw`, or gives an earlier record of the same key raw's value
+    // (Python's rule: first position, last value) and returns false.
+    bool add(Raw raw);
   };
   DeferredState() = default;
   const Map* find_map(const std::string& name) const;
   Map* find_map(const std::string& name);
   class Pieces;
   void dump_map(Pieces& out, const Map& map, const Json& parsed) const;
+  // The records of `parsed` the file did not have, after the others;
+  // returns whether nothing has been written into the map yet.
+  bool dump_added(Pieces& out, const Map& map, const Json& parsed, bool first) const;
   std::string_view text(Span s) const {
     return std::string_view(text_).substr(s.begin, s.end - s.begin);
   }

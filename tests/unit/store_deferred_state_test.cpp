@@ -91,6 +91,43 @@ TEST(DeferredState, ChangedAndAddedRecordsMatchAFullRewrite) {
   EXPECT_EQ(opened->index.dump(opened->state), canonical(full));
 }
 
+// Many records, several read and changed in no particular order, some
+// added; in the canonical layout and with separators it does not use
+// (which take the record-by-record path and come out canonical).
+TEST(DeferredState, ManyChangedRecordsMatchAFullRewriteInEitherLayout) {
+  Json full = sample_state(300);
+  const std::string text = canonical(full);
+  std::string loose = text;
+  for (const char* key : {"\"B0/T5\"", "\"B0/T200\""}) {
+    size_t at = loose.find(std::string(",\n    ") + key);
+    ASSERT_NE(at, std::string::npos);
+    loose.replace(at, 6, ",\n\n    ");  // a blank line before the record
+  }
+  size_t colon = loose.find("\"B0/T9\": ");
+  ASSERT_NE(colon, std::string::npos);
+  loose.replace(colon + 7, 2, ":   ");
+  for (const std::string& input : {text, loose}) {
+    auto opened = DeferredState::open(input, kMaps);
+    ASSERT_TRUE(opened.has_value());
+    Json expected = full;
+    for (int i : {250, 3, 299, 0, 9, 120, 200, 5}) {
+      const std::string key = "B0/T" + std::to_string(i);
+      auto rec = opened->index.record(opened->state, "tasks_runtime", key);
+      ASSERT_TRUE(rec && *rec != nullptr) << key;
+      if (i % 2 == 0) {
+        (**rec)["node"] = "commit_task";
+        expected["tasks_runtime"][key]["node"] = "commit_task";
+      }
+    }
+    for (int i : {400, 301}) {
+      const std::string key = "B1/T" + std::to_string(i);
+      opened->state["tasks_runtime"][key] = {{"bundle", "B1"}};
+      expected["tasks_runtime"][key] = {{"bundle", "B1"}};
+    }
+    EXPECT_EQ(opened->index.dump(opened->state), canonical(expected));
+  }
+}
+
 TEST(DeferredState, RepeatedKeysFollowPythonsRule) {
   // First position, last value: at the top level and inside a map.
   const std::string text =
