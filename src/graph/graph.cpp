@@ -231,6 +231,13 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
     DG_TRY(lane.complete_on, r.strings(at(*it, "complete_on"), field + ".complete_on"));
     g.lanes.push_back(std::move(lane));
   }
+  // Read by the run store (the lane any cursor may enter is the one owned
+  // by "cursor-owner"), never a load error: an owner that is not a string
+  // is left out, as the store always treated it.
+  const Json& lane_owner = at(doc, "lane_owner");
+  if (lane_owner.is_object())
+    for (auto it = lane_owner.begin(); it != lane_owner.end(); ++it)
+      if (it->is_string()) g.lane_owners.emplace_back(it.key(), it->get<std::string>());
 
   const Json& nodes = at(doc, "nodes");
   if (!nodes.is_object()) return r.bad("nodes", "a mapping of nodes");

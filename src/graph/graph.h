@@ -39,6 +39,8 @@ struct GraphNode {
   int max_cycles = 0;
   int max_retries = 0;
   std::string lane;  // filled from `lanes`; empty when the node is in none
+
+  bool operator==(const GraphNode&) const = default;
 };
 
 struct GraphLane {
@@ -46,11 +48,15 @@ struct GraphLane {
   std::vector<std::string> nodes;
   std::string complete_at;               // empty: the lane has no completion
   std::vector<std::string> complete_on;  // events that complete a cursor at complete_at
+
+  bool operator==(const GraphLane&) const = default;
 };
 
 struct CapacityTier {
   std::string name;                         // yellow, orange, red
   std::map<std::string, long long> limits;  // signal -> threshold
+
+  bool operator==(const CapacityTier&) const = default;
 };
 
 struct CapacityModel {
@@ -59,6 +65,8 @@ struct CapacityModel {
   std::map<std::string, std::string> actions;  // tier -> what to do
   // The highest tier any counter reached; "green" when none.
   std::string tier_for(const std::map<std::string, long long>& counters) const;
+
+  bool operator==(const CapacityModel&) const = default;
 };
 
 struct Concurrency {
@@ -66,6 +74,8 @@ struct Concurrency {
   int max_parallel_tasks_per_bundle = 6;
   int max_live_personas_per_tech_lead = 12;
   int max_live_personas = 39;
+
+  bool operator==(const Concurrency&) const = default;
 };
 
 struct HeadlessSettings {
@@ -77,11 +87,15 @@ struct HeadlessSettings {
   std::optional<std::string> model;
   std::vector<std::string> allowed_tools;
   std::vector<std::string> disallowed_tools;
+
+  bool operator==(const HeadlessSettings&) const = default;
 };
 
 struct GraphDefaults {
   int max_retries = 2;
   int max_repair_cycles = 3;
+
+  bool operator==(const GraphDefaults&) const = default;
 };
 
 class Graph {
@@ -103,6 +117,7 @@ class Graph {
   std::vector<std::string> personas;
   std::vector<std::string> events;
   std::vector<GraphLane> lanes;                                   // in file order
+  std::vector<std::pair<std::string, std::string>> lane_owners;   // lane -> owner, in file order
   std::vector<GraphNode> nodes;                                   // in file order
   std::vector<std::pair<std::string, std::string>> legacy_nodes;  // old -> new
 
@@ -116,6 +131,9 @@ class Graph {
   std::optional<std::string> legacy_target(std::string_view old_node) const;
   // The whole document as JSON, for fields the typed model does not cover.
   const Json& raw() const { return raw_; }
+
+  // Every field, the indexes included (they follow from the fields).
+  bool operator==(const Graph&) const = default;
 
  private:
   void index();

@@ -36,6 +36,25 @@ TEST(Graph, LanesAndCompletionComeFromTheFile) {
   EXPECT_EQ(g.node("verify")->lane, "task");
 }
 
+TEST(Graph, LaneOwnersInFileOrder) {
+  using Owners = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(shipped_graph().lane_owners, (Owners{{"orchestrator", "orchestrator"},
+                                                 {"bundle", "tech-lead"},
+                                                 {"task", "tech-lead"},
+                                                 {"shared", "cursor-owner"}}));
+  // An owner that is not a string is left out; it is not a load error.
+  auto g = Graph::parse(
+      "version: 4\nentrypoint: a\nlanes: {}\nnodes: {}\n"
+      "lane_owner: {b: [x], a: cursor-owner, c: 3}\n",
+      "G.yaml");
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(g->lane_owners, (Owners{{"a", "cursor-owner"}}));
+  auto none =
+      Graph::parse("version: 4\nentrypoint: a\nlanes: {}\nnodes: {}\nlane_owner: [a]\n", "G.yaml");
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_TRUE(none->lane_owners.empty());
+}
+
 TEST(Graph, VocabularyPersonasAndLegacyNodes) {
   Graph g = shipped_graph();
   EXPECT_TRUE(g.has_event("TASK_COMMITTED"));
