@@ -282,7 +282,6 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
     }
   }
 
-  g.raw_ = std::move(doc);
   g.index();
   return g;
 }

@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "util/expected.h"
-#include "util/json.h"
 
 namespace devgraph {
 
@@ -129,15 +128,12 @@ class Graph {
   bool has_persona(std::string_view persona) const;
   // Where a resumed cursor standing on a retired node continues.
   std::optional<std::string> legacy_target(std::string_view old_node) const;
-  // The whole document as JSON, for fields the typed model does not cover.
-  const Json& raw() const { return raw_; }
 
   // Every field, the indexes included (they follow from the fields).
   bool operator==(const Graph&) const = default;
 
  private:
   void index();
-  Json raw_;
   std::map<std::string, size_t, std::less<>> node_index_;
   std::map<std::string, size_t, std::less<>> lane_of_node_;
   std::map<std::string, size_t, std::less<>> lane_index_;
