@@ -4,7 +4,6 @@
 #include <set>
 
 #include "graph/yaml_doc.h"
-#include "util/args.h"
 #include "util/fs.h"
 
 namespace devgraph {
@@ -138,17 +137,13 @@ std::string CapacityModel::tier_for(const std::map<std::string, long long>& coun
 Expected<Graph> Graph::load(const std::string& skill_dir) {
   std::string path = join_path(skill_dir, "GRAPH.yaml");
   DG_TRY(std::string text, read_file(path));
+  if (std::optional<Graph> shipped = snapshot(text)) return std::move(*shipped);
   return parse(text, path);
 }
 
 Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin) {
   Reader r{std::string(origin)};
-  Json doc;
-  if (auto embedded = embedded_graph_document(yaml_text)) {
-    doc = std::move(*embedded);
-  } else {
-    DG_TRY(doc, parse_yaml_document(yaml_text, origin));
-  }
+  DG_TRY(Json doc, parse_yaml_document(yaml_text, origin));
   if (!doc.is_object()) return r.bad("the document", "a mapping");
 
   Graph g;
