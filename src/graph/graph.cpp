@@ -4,7 +4,6 @@
 #include <set>
 
 #include "graph/yaml_doc.h"
-#include "util/args.h"
 #include "util/fs.h"
 
 namespace devgraph {
@@ -138,17 +137,13 @@ std::string CapacityModel::tier_for(const std::map<std::string, long long>& coun
 Expected<Graph> Graph::load(const std::string& skill_dir) {
   std::string path = join_path(skill_dir, "GRAPH.yaml");
   DG_TRY(std::string text, read_file(path));
+  if (std::optional<Graph> shipped = snapshot(text)) return std::move(*shipped);
   return parse(text, path);
 }
 
 Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin) {
   Reader r{std::string(origin)};
-  Json doc;
-  if (auto embedded = embedded_graph_document(yaml_text)) {
-    doc = std::move(*embedded);
-  } else {
-    DG_TRY(doc, parse_yaml_document(yaml_text, origin));
-  }
+  DG_TRY(Json doc, parse_yaml_document(yaml_text, origin));
   if (!doc.is_object()) return r.bad("the document", "a mapping");
 
   Graph g;
@@ -231,6 +226,13 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
     DG_TRY(lane.complete_on, r.strings(at(*it, "complete_on"), field + ".complete_on"));
     g.lanes.push_back(std::move(lane));
   }
+  // Read by the run store (the lane any cursor may enter is the one owned
+  // by "cursor-owner"), never a load error: an owner that is not a string
+  // is left out, as the store always treated it.
+  const Json& lane_owner = at(doc, "lane_owner");
+  if (lane_owner.is_object())
+    for (auto it = lane_owner.begin(); it != lane_owner.end(); ++it)
+      if (it->is_string()) g.lane_owners.emplace_back(it.key(), it->get<std::string>());
 
   const Json& nodes = at(doc, "nodes");
   if (!nodes.is_object()) return r.bad("nodes", "a mapping of nodes");
@@ -275,7 +277,6 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
     }
   }
 
-  g.raw_ = std::move(doc);
   g.index();
   return g;
 }

@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "util/expected.h"
-#include "util/json.h"
 
 namespace devgraph {
 
@@ -39,6 +38,8 @@ struct GraphNode {
   int max_cycles = 0;
   int max_retries = 0;
   std::string lane;  // filled from `lanes`; empty when the node is in none
+
+  bool operator==(const GraphNode&) const = default;
 };
 
 struct GraphLane {
@@ -46,11 +47,15 @@ struct GraphLane {
   std::vector<std::string> nodes;
   std::string complete_at;               // empty: the lane has no completion
   std::vector<std::string> complete_on;  // events that complete a cursor at complete_at
+
+  bool operator==(const GraphLane&) const = default;
 };
 
 struct CapacityTier {
   std::string name;                         // yellow, orange, red
   std::map<std::string, long long> limits;  // signal -> threshold
+
+  bool operator==(const CapacityTier&) const = default;
 };
 
 struct CapacityModel {
@@ -59,6 +64,8 @@ struct CapacityModel {
   std::map<std::string, std::string> actions;  // tier -> what to do
   // The highest tier any counter reached; "green" when none.
   std::string tier_for(const std::map<std::string, long long>& counters) const;
+
+  bool operator==(const CapacityModel&) const = default;
 };
 
 struct Concurrency {
@@ -66,6 +73,8 @@ struct Concurrency {
   int max_parallel_tasks_per_bundle = 6;
   int max_live_personas_per_tech_lead = 12;
   int max_live_personas = 39;
+
+  bool operator==(const Concurrency&) const = default;
 };
 
 struct HeadlessSettings {
@@ -77,18 +86,31 @@ struct HeadlessSettings {
   std::optional<std::string> model;
   std::vector<std::string> allowed_tools;
   std::vector<std::string> disallowed_tools;
+
+  bool operator==(const HeadlessSettings&) const = default;
 };
 
 struct GraphDefaults {
   int max_retries = 2;
   int max_repair_cycles = 3;
+
+  bool operator==(const GraphDefaults&) const = default;
 };
 
 class Graph {
  public:
-  // Reads <skill_dir>/GRAPH.yaml.
+  // Reads <skill_dir>/GRAPH.yaml: snapshot() when its bytes are the shipped
+  // file's, parse() otherwise.
   static Expected<Graph> load(const std::string& skill_dir);
   static Expected<Graph> parse(std::string_view yaml_text, std::string_view origin);
+  // The shipped graph, compiled in: the build parses skill/GRAPH.yaml with
+  // parse() (tools/embed_graph.cpp) and writes the result out as C++, so
+  // taking it costs no YAML parse, only building the model from literals.
+  // Returned when `yaml_text` is byte for byte the file the library was
+  // built with, and then equal (operator==) to parse(yaml_text); nullopt
+  // for any other text. The comparison covers every byte, so the shortcut
+  // can never change what a graph means.
+  static std::optional<Graph> snapshot(std::string_view yaml_text);
 
   int version = 0;
   std::string name;
@@ -103,6 +125,7 @@ class Graph {
   std::vector<std::string> personas;
   std::vector<std::string> events;
   std::vector<GraphLane> lanes;                                   // in file order
+  std::vector<std::pair<std::string, std::string>> lane_owners;   // lane -> owner, in file order
   std::vector<GraphNode> nodes;                                   // in file order
   std::vector<std::pair<std::string, std::string>> legacy_nodes;  // old -> new
 
@@ -114,12 +137,12 @@ class Graph {
   bool has_persona(std::string_view persona) const;
   // Where a resumed cursor standing on a retired node continues.
   std::optional<std::string> legacy_target(std::string_view old_node) const;
-  // The whole document as JSON, for fields the typed model does not cover.
-  const Json& raw() const { return raw_; }
+
+  // Every field, the indexes included (they follow from the fields).
+  bool operator==(const Graph&) const = default;
 
  private:
   void index();
-  Json raw_;
   std::map<std::string, size_t, std::less<>> node_index_;
   std::map<std::string, size_t, std::less<>> lane_of_node_;
   std::map<std::string, size_t, std::less<>> lane_index_;

@@ -1,25 +1,20 @@
-// The run-time half of the embedded GRAPH.yaml (see yaml_doc.h). The data
-// comes from a file the build generates with tools/embed_graph.cpp.
+// The run-time half of the compiled-in graph (see Graph::snapshot in
+// graph.h). The data comes from a source the build generates with
+// tools/embed_graph.cpp; that tool links its own Graph::snapshot, which
+// finds nothing, since it runs before the data exists.
+#include "graph/graph_embedded.h"
+
 #include <cstring>
-
-#include "graph/yaml_doc.h"
-
-namespace devgraph::embedded {
-// Defined in the generated graph_data.cpp.
-extern const unsigned char kGraphYaml[];
-extern const std::size_t kGraphYamlSize;
-extern const unsigned char kGraphDocument[];  // MessagePack
-extern const std::size_t kGraphDocumentSize;
-}  // namespace devgraph::embedded
 
 namespace devgraph {
 
-std::optional<Json> embedded_graph_document(std::string_view text) {
-  using namespace embedded;
-  if (kGraphDocumentSize == 0 || text.size() != kGraphYamlSize ||
-      std::memcmp(text.data(), kGraphYaml, kGraphYamlSize) != 0)
+std::optional<Graph> Graph::snapshot(std::string_view yaml_text) {
+  if (yaml_text.size() != embedded::kGraphYamlSize ||
+      std::memcmp(yaml_text.data(), embedded::kGraphYaml, embedded::kGraphYamlSize) != 0)
     return std::nullopt;
-  return Json::from_msgpack(kGraphDocument, kGraphDocument + kGraphDocumentSize);
+  Graph g = embedded::graph_fields();
+  g.index();
+  return g;
 }
 
 }  // namespace devgraph

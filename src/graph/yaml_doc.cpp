@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <optional>
 #include <string>
 
 namespace devgraph {

@@ -1,21 +1,16 @@
-// GRAPH.yaml text -> a JSON document, and the compiled-in copy of the
-// shipped GRAPH.yaml.
+// GRAPH.yaml text -> a JSON document, the first half of Graph::parse.
 //
-// Every verb loads the graph, and yaml-cpp needs about 30 million
-// instructions for the shipped 26 KB file: most of a `checkpoint move`.
-// The build therefore converts the shipped GRAPH.yaml once (tool
-// embed_graph, same conversion as here) and compiles the YAML text and the
-// resulting document (MessagePack) into the library. At run time a
-// GRAPH.yaml whose bytes equal the embedded text takes the embedded
-// document; any other text (an edited or older graph) is parsed. The byte
-// comparison is exact, so the shortcut can never change what a graph
-// means.
+// yaml-cpp needs about 30 million instructions for the shipped 26 KB file,
+// most of a `checkpoint move`; so the shipped file is parsed at build time
+// and a GRAPH.yaml with the same bytes never reaches this function (see
+// Graph::snapshot in graph.h). It still parses every other graph: an edited
+// or older one, and the shipped one in the build tool.
 //
-// This file depends on yaml-cpp and nlohmann only: the build tool compiles
-// it on its own, before the library exists.
+// This file depends on yaml-cpp and nlohmann only: the build tool
+// (tools/embed_graph.cpp) links it, with graph.cpp, before the library
+// exists.
 #pragma once
 
-#include <optional>
 #include <string_view>
 
 #include "util/expected.h"
@@ -26,9 +21,5 @@ namespace devgraph {
 // Plain scalars become integers, booleans or null when they read as such;
 // quoted scalars stay strings. Errors name `origin`.
 Expected<Json> parse_yaml_document(std::string_view text, std::string_view origin);
-
-// The embedded document when `text` is byte-for-byte the GRAPH.yaml the
-// library was built with; nullopt otherwise.
-std::optional<Json> embedded_graph_document(std::string_view text);
 
 }  // namespace devgraph

@@ -328,10 +328,8 @@ Status attach_handle(Txn& txn, const Json& detail) {
 std::string shared_lane(const Graph& graph) {
   // The lane every cursor may enter is the one GRAPH.yaml gives to the
   // cursor's own owner.
-  const Json& owners = graph.raw().contains("lane_owner") ? graph.raw()["lane_owner"] : Json();
-  if (owners.is_object())
-    for (auto it = owners.begin(); it != owners.end(); ++it)
-      if (*it == "cursor-owner") return it.key();
+  for (const auto& [lane, owner] : graph.lane_owners)
+    if (owner == "cursor-owner") return lane;
   return "shared";
 }
 

@@ -2,10 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "graph/yaml_doc.h"
+#include <optional>
+
 #include "support/test_util.h"
 #include "util/fs.h"
-#include "util/json.h"
 
 namespace devgraph {
 namespace {
@@ -34,6 +34,25 @@ TEST(Graph, LanesAndCompletionComeFromTheFile) {
   EXPECT_EQ(g.lane_of("nope"), nullptr);
   EXPECT_EQ(g.node("verify")->owners, (std::vector<std::string>{"tester", "adversarial-tester"}));
   EXPECT_EQ(g.node("verify")->lane, "task");
+}
+
+TEST(Graph, LaneOwnersInFileOrder) {
+  using Owners = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(shipped_graph().lane_owners, (Owners{{"orchestrator", "orchestrator"},
+                                                 {"bundle", "tech-lead"},
+                                                 {"task", "tech-lead"},
+                                                 {"shared", "cursor-owner"}}));
+  // An owner that is not a string is left out; it is not a load error.
+  auto g = Graph::parse(
+      "version: 4\nentrypoint: a\nlanes: {}\nnodes: {}\n"
+      "lane_owner: {b: [x], a: cursor-owner, c: 3}\n",
+      "G.yaml");
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(g->lane_owners, (Owners{{"a", "cursor-owner"}}));
+  auto none =
+      Graph::parse("version: 4\nentrypoint: a\nlanes: {}\nnodes: {}\nlane_owner: [a]\n", "G.yaml");
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_TRUE(none->lane_owners.empty());
 }
 
 TEST(Graph, VocabularyPersonasAndLegacyNodes) {
@@ -109,37 +128,74 @@ legacy_nodes: {work: start, old: gone}
   EXPECT_TRUE(has("capacity.actions: no action for tier red"));
 }
 
-// The compiled-in document (yaml_doc.h) must mean exactly what parsing the
-// shipped file means, and must never be used for any other text.
-TEST(Graph, EmbeddedDocumentMatchesTheParsedShippedGraph) {
+// The compiled-in snapshot (Graph::snapshot) must be exactly what parsing
+// the shipped file gives, and must never stand in for any other text.
+TEST(Graph, SnapshotIsWhatParsingTheShippedGraphGives) {
   auto text = read_file(test::source_dir() + "/skill/GRAPH.yaml");
   ASSERT_TRUE(text) << text.error().message;
-  auto embedded = embedded_graph_document(*text);
-  ASSERT_TRUE(embedded.has_value()) << "the build did not embed skill/GRAPH.yaml";
-  auto parsed = parse_yaml_document(*text, "GRAPH.yaml");
+  std::optional<Graph> snapshot = Graph::snapshot(*text);
+  ASSERT_TRUE(snapshot.has_value()) << "the build did not embed skill/GRAPH.yaml";
+  auto parsed = Graph::parse(*text, "GRAPH.yaml");
   ASSERT_TRUE(parsed) << parsed.error().message;
-  EXPECT_EQ(*embedded, *parsed);
-  EXPECT_EQ(dump_py(*embedded, 2), dump_py(*parsed, 2));
+  const Graph& s = *snapshot;
+  const Graph& p = *parsed;
+  // Part by part, so that a failure names what differs...
+  EXPECT_EQ(s.version, p.version);
+  EXPECT_EQ(s.name, p.name);
+  EXPECT_EQ(s.entrypoint, p.entrypoint);
+  EXPECT_EQ(s.clean_entrypoint, p.clean_entrypoint);
+  EXPECT_EQ(s.terminal_states, p.terminal_states);
+  EXPECT_EQ(s.pause_states, p.pause_states);
+  EXPECT_TRUE(s.defaults == p.defaults) << "defaults";
+  EXPECT_TRUE(s.concurrency == p.concurrency) << "concurrency";
+  EXPECT_TRUE(s.headless == p.headless) << "headless";
+  EXPECT_TRUE(s.capacity == p.capacity) << "capacity";
+  EXPECT_EQ(s.personas, p.personas);
+  EXPECT_EQ(s.events, p.events);
+  EXPECT_EQ(s.lane_owners, p.lane_owners);
+  EXPECT_EQ(s.legacy_nodes, p.legacy_nodes);
+  ASSERT_EQ(s.lanes.size(), p.lanes.size());
+  for (size_t i = 0; i < p.lanes.size(); ++i)
+    EXPECT_TRUE(s.lanes[i] == p.lanes[i]) << "lanes." << p.lanes[i].name;
+  ASSERT_EQ(s.nodes.size(), p.nodes.size());
+  for (size_t i = 0; i < p.nodes.size(); ++i)
+    EXPECT_TRUE(s.nodes[i] == p.nodes[i]) << "nodes." << p.nodes[i].name;
+  // ...and whole: the defaulted operator== compares every field, those
+  // added after this test was written and the indexes included.
+  EXPECT_TRUE(s == p) << "the snapshot is not what parsing gives";
 
   std::string edited = *text + "\n# one more comment\n";
-  EXPECT_FALSE(embedded_graph_document(edited).has_value());
+  EXPECT_FALSE(Graph::snapshot(edited).has_value());
   std::string same_size = *text;
   same_size[same_size.size() - 2] ^= 1;
-  EXPECT_FALSE(embedded_graph_document(same_size).has_value());
-  EXPECT_FALSE(embedded_graph_document("").has_value());
+  EXPECT_FALSE(Graph::snapshot(same_size).has_value());
+  EXPECT_FALSE(Graph::snapshot("").has_value());
 }
 
-TEST(Graph, AnEditedGraphIsParsedNotTakenFromTheEmbeddedCopy) {
+// Graph::load takes the snapshot only for the shipped bytes: a file that
+// differs in one byte is parsed, and what it says is what loads.
+TEST(Graph, AnEditedGraphIsParsedNotTakenFromTheSnapshot) {
   auto text = read_file(test::source_dir() + "/skill/GRAPH.yaml");
   ASSERT_TRUE(text);
   std::string edited = *text;
   const std::string from = "max_parallel_bundles: 3";
   auto at = edited.find(from);
   ASSERT_NE(at, std::string::npos);
-  edited.replace(at, from.size(), "max_parallel_bundles: 5");
-  auto g = Graph::parse(edited, "GRAPH.yaml");
+  edited[at + from.size() - 1] = '5';
+  ASSERT_EQ(edited.size(), text->size());
+
+  test::Scratch skill;
+  test::write_text(skill / "GRAPH.yaml", edited);
+  auto g = Graph::load(skill.path());
   ASSERT_TRUE(g) << g.error().message;
   EXPECT_EQ(g->concurrency.max_parallel_bundles, 5);
+
+  auto shipped = Graph::load(test::source_dir() + "/skill");
+  ASSERT_TRUE(shipped) << shipped.error().message;
+  EXPECT_EQ(shipped->concurrency.max_parallel_bundles, 3);
+  Graph expected = *shipped;
+  expected.concurrency.max_parallel_bundles = 5;
+  EXPECT_TRUE(*g == expected) << "only the edited value may differ";
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "graph/graph.h"
+#include "graph/yaml_doc.h"
 #include "support/test_util.h"
 
 namespace devgraph {
@@ -18,6 +19,14 @@ Graph load_graph(const std::string& dir) {
   auto g = Graph::load(dir);
   EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
   return std::move(g).value();
+}
+
+// The whole document, every key, not only those the typed model keeps.
+Json graph_document(const std::string& dir) {
+  const std::string path = dir + "/GRAPH.yaml";
+  auto doc = parse_yaml_document(test::slurp(path), path);
+  EXPECT_TRUE(doc.ok()) << (doc.ok() ? "" : doc.error().message);
+  return doc.ok() ? std::move(doc).value() : Json();
 }
 
 // Removes the value at a dotted path ("nodes.plan_bundle.accept_when").
@@ -37,8 +46,8 @@ void erase_path(Json& doc, const std::string& dotted) {
 
 TEST(ShippedGraph, SameDataAsTheReferenceExceptDevgraphsOwnKeys) {
   if (test::reference_dir().empty()) GTEST_SKIP() << "reference runtime not available";
-  Json ours = load_graph(skill_dir()).raw();
-  Json theirs = load_graph(test::reference_dir()).raw();
+  Json ours = graph_document(skill_dir());
+  Json theirs = graph_document(test::reference_dir());
   // devgraph lists its personas in the graph (the reference kept them in a
   // script) and names its own commands where the reference named scripts.
   const std::vector<std::string> tool_keys = {"capacity.tool",
