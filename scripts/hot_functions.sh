@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Writes cmake/hot-functions.txt: the functions the short-lived commands
+# run, in the order they first run, for the linker to place side by side
+# (see "The executable" in ARCHITECTURE.md). Each first touch of a 64 KiB
+# stretch of code costs a page fault; with the code a checkpoint or guard
+# hook needs gathered in one place, it costs a few instead of dozens.
+#
+# usage: scripts/hot_functions.sh BUILD_DIR
+#   BUILD_DIR  a Release build tree (its devgraph is profiled)
+# Needs valgrind (callgrind lists every function a run executes). Run it
+# again after large changes to the code those commands run; a stale list
+# is harmless (missing names are skipped), only less effective.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+devgraph=$(realpath "${1:?usage: scripts/hot_functions.sh BUILD_DIR}/devgraph")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export HOME="$work"
+
+profile() {
+  valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/cg.$((n++))" \
+    "$devgraph" "$@" >/dev/null 2>&1 || true
+}
+n=0
+
+# A run with cursors, as a tech lead leaves it mid-bundle, then the
+# checkpoint commands a run makes most.
+run="$work/runs/r1"
+"$devgraph" checkpoint "$run" init --repo /src/app --default-branch main >/dev/null
+# 400 tasks: a state file large enough for the huge-page heap.
+for t in $(seq 400); do
+  "$devgraph" checkpoint "$run" move --bundle B1 --task "T$t" --node write_tdd \
+    --event TASK_STARTED >/dev/null
+done
+profile --version
+profile checkpoint "$run" move --bundle B1 --task T1 --node implement --event TDD_DONE
+profile checkpoint "$run" move --bundle B1 --node task_scheduler --event TASKS_SCHEDULED
+profile checkpoint "$run" event --event NOTE --detail '{"text": "x"}'
+profile checkpoint "$run" signal --type tool_call --count 3
+profile checkpoint "$run" show
+# The guard hook, allowing and denying.
+git -c init.defaultBranch=main init -q "$work/primary"
+printf '{"hook_event_name":"PreToolUse","tool_name":"Bash","cwd":"%s","tool_input":{"command":"echo x > out.txt && git commit -am wip"}}\n' \
+  "$work/primary" >"$work/deny.json"
+printf '{"hook_event_name":"PreToolUse","tool_name":"Bash","cwd":"%s","tool_input":{"command":"git status --short"}}\n' \
+  "$work/primary" >"$work/allow.json"
+profile guard hook <"$work/deny.json"
+profile guard hook <"$work/allow.json"
+
+# Function names (mangled) in first-seen order, one per line.
+cat "$work"/cg.* | sed -nE 's/^c?fn=\([0-9]+\) (.+)$/\1/p' | grep -v -e '^0x' -e '^(below main)' |
+  awk '!seen[$0]++' >cmake/hot-functions.txt
+echo "cmake/hot-functions.txt: $(wc -l <cmake/hot-functions.txt) functions" >&2
