@@ -171,8 +171,12 @@ class CompiledSchema::Compiler {
     }
     if (!schema.is_object()) return false;
     Node node;
-    auto ref = schema.find("$ref");
-    if (ref != schema.end()) {
+    // (A plain pointer: GCC's null-dereference check misreads
+    // ordered_json's iterators here.)
+    const Json* ref = nullptr;
+    for (auto it = schema.begin(); it != schema.end(); ++it)
+      if (it.key() == "$ref") ref = &it.value();
+    if (ref != nullptr) {
       for (auto it = schema.begin(); it != schema.end(); ++it)
         if (it.key() != "$ref" && !is_annotation(it.key())) return false;
       if (!ref->is_string()) return false;
@@ -275,6 +279,28 @@ CompiledSchema CompiledSchema::from_nodes(std::vector<Node> nodes) {
 
 namespace {
 
+// A C++ string literal holding exactly `s`: printable ASCII as itself
+// (with '"', '\\' and '?' escaped, so no "??" reads as a trigraph),
+// every other byte as three octal digits, which never run into the next
+// character. The result goes in a std::string constructor with the length,
+// so a NUL byte survives.
+std::string cpp_string(const std::string& s) {
+  std::string out = "std::string(\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\' || c == '?') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\%03o", c);
+      out += buf;
+    }
+  }
+  return out + "\", " + std::to_string(s.size()) + ")";
+}
+
 // A C++ expression for a scalar Json (enum values and minimums are
 // scalars; compile() sees to that).
 std::string cpp_json(const Json& v) {
@@ -294,13 +320,11 @@ std::string cpp_json(const Json& v) {
       std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
       return std::string("Json(static_cast<double>(") + buf + "))";
     }
-    default:  // a string: JSON's escapes are valid in a C++ string literal
-      return "Json(std::string(" + v.dump() + "))";
+    case Json::value_t::string:
+      return "Json(" + cpp_string(*v.get_ptr<const std::string*>()) + ")";
+    default:  // compile() lets no other kind through
+      return "Json(nullptr)";
   }
-}
-
-std::string cpp_string(const std::string& s) {
-  return Json(s).dump();
 }
 
 }  // namespace
