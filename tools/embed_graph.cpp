@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "util/cpp_literal.h"
 
 namespace devgraph {
 
@@ -47,23 +48,7 @@ class Literal {
   void put(int v) { integer(v, ""); }
   void put(long long v) { integer(v, "LL"); }
 
-  void put(const std::string& s) {
-    out_ << '"';
-    for (unsigned char c : s) {
-      // '?' too: "??=" and the like would read as a trigraph (and warn).
-      if (c == '"' || c == '\\' || c == '?') {
-        out_ << '\\' << c;
-      } else if (c >= 0x20 && c < 0x7f) {
-        out_ << c;
-      } else {
-        // Three octal digits: the escape can never swallow the next character.
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\%03o", c);
-        out_ << buf;
-      }
-    }
-    out_ << "\"s";
-  }
+  void put(const std::string& s) { out_ << cpp_string_literal(s) << "s"; }
 
   template <class T>
   void put(const std::optional<T>& v) {
@@ -233,16 +218,7 @@ void write_graph(std::ostream& out, const Graph& g) {
 }
 
 void write_bytes(std::ostream& out, const char* name, std::string_view data) {
-  out << "const unsigned char " << name << "[] = {";
-  for (std::size_t i = 0; i < data.size(); ++i) {
-    if (i % 16 == 0) out << "\n   ";
-    char buf[8];
-    std::snprintf(buf, sizeof buf, " 0x%02x,", static_cast<unsigned char>(data[i]));
-    out << buf;
-  }
-  // A zero-length array is not C++; the size constant says what is real.
-  if (data.empty()) out << "0";
-  out << "\n};\n";
+  out << cpp_byte_array(name, data);
   out << "const std::size_t " << name << "Size = " << data.size() << ";\n";
 }
 

@@ -11,24 +11,9 @@
 #include <string>
 
 #include "contracts/compiled_schema.h"
+#include "util/cpp_literal.h"
 #include "util/fs.h"
 #include "util/json.h"
-
-namespace {
-
-std::string bytes_literal(const std::string& name, const std::string& data) {
-  std::string out = "const unsigned char " + name + "[] = {";
-  for (size_t i = 0; i < data.size(); ++i) {
-    if (i % 16 == 0) out += "\n   ";
-    char buf[8];
-    std::snprintf(buf, sizeof buf, " 0x%02x,", static_cast<unsigned char>(data[i]));
-    out += buf;
-  }
-  if (data.empty()) out += "0";  // a zero-length array is not C++
-  return out + "\n};\n";
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -59,7 +44,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     const std::string n = std::to_string(i - 2);
-    out += bytes_literal("kText" + n, *text);
+    out += devgraph::cpp_byte_array("kText" + n, *text);
     out += compiled->to_cpp("build" + n) + "\n";
     table += "    {kText" + n + ", sizeof kText" + n + ", build" + n + "},\n";
   }

@@ -5,6 +5,8 @@
 #include <map>
 #include <string_view>
 
+#include "util/cpp_literal.h"
+
 namespace devgraph {
 namespace {
 
@@ -279,26 +281,9 @@ CompiledSchema CompiledSchema::from_nodes(std::vector<Node> nodes) {
 
 namespace {
 
-// A C++ string literal holding exactly `s`: printable ASCII as itself
-// (with '"', '\\' and '?' escaped, so no "??" reads as a trigraph),
-// every other byte as three octal digits, which never run into the next
-// character. The result goes in a std::string constructor with the length,
-// so a NUL byte survives.
+// A std::string holding exactly `s`, NUL bytes included.
 std::string cpp_string(const std::string& s) {
-  std::string out = "std::string(\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\' || c == '?') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\%03o", c);
-      out += buf;
-    }
-  }
-  return out + "\", " + std::to_string(s.size()) + ")";
+  return "std::string(" + cpp_string_literal(s) + ", " + std::to_string(s.size()) + ")";
 }
 
 // A C++ expression for a scalar Json (enum values and minimums are
