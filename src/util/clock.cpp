@@ -1,7 +1,6 @@
 #include "util/clock.h"
 
 #include <cstdio>
-#include <ctime>
 
 namespace devgraph {
 
@@ -11,14 +10,20 @@ const Clock& system_clock() {
 }
 
 std::string iso_utc(std::chrono::system_clock::time_point t) {
-  std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  ::gmtime_r(&secs, &tm);
-  // Not strftime: glibc's reads the time zone file first, which a UTC
-  // stamp does not need (and every checkpoint writes one).
+  // Calendar arithmetic, not gmtime_r or strftime: glibc's read the time
+  // zone file (gmtime_r for leap seconds, which POSIX time does not count
+  // anyway), and every checkpoint writes a stamp.
+  using namespace std::chrono;
+  const auto secs = floor<seconds>(t);
+  const auto day = floor<days>(secs);
+  const year_month_day date{day};
+  const hh_mm_ss<seconds> clock{secs - day};
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d+00:00", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d+00:00",
+                static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
+                static_cast<unsigned>(date.day()), static_cast<int>(clock.hours().count()),
+                static_cast<int>(clock.minutes().count()),
+                static_cast<int>(clock.seconds().count()));
   return buf;
 }
 
