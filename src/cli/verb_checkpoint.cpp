@@ -79,8 +79,8 @@ Expected<Json> json_flag(const ParsedArgs& a, const std::string& name) {
 
 int print_committed_line(const Json& state, const std::string& middle, const std::string& event) {
   const Json& id = state["run_id"];
-  out() << "[" << (id.is_string() ? id.get<std::string>() : dump_py(id)) << "] " << middle
-        << " event=" << event << "\n";
+  write_out("[" + (id.is_string() ? id.get<std::string>() : dump_py(id)) + "] " + middle +
+            " event=" + event + "\n");
   return 0;
 }
 
@@ -153,7 +153,7 @@ int verb_checkpoint(const VerbArgs& args) {
     if (!merge) return report_error(kVerb, merge.error());
     auto done = store.init({*a->get("repo"), *a->get("default-branch"), *merge});
     if (!done) return report_error(kVerb, done.error());
-    out() << store.run_id() << "\n";
+    write_out(store.run_id() + "\n");
     return 0;
   }
   if (cmd == "go" || cmd == "event" || cmd == "move") {
@@ -206,7 +206,7 @@ int verb_checkpoint(const VerbArgs& args) {
   if (cmd == "handoff") {
     auto done = store.handoff(*a->get("reason"));
     if (!done) return report_error(kVerb, done.error());
-    out() << done->handoff_path << "\n";
+    write_out(done->handoff_path + "\n");
     return 0;
   }
   // resume

@@ -41,6 +41,10 @@ std::ostream& err() {
   return stream;
 }
 
+void write_out(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
 std::optional<std::string> read_stdin_line() {
   char* line = nullptr;
   size_t capacity = 0;
