@@ -29,6 +29,14 @@ class Scanner {
   // i at an opening quote; returns the index after the closing one.
   size_t skip_string(size_t i) const {
     ++i;
+    // Keys are short: look at their bytes directly before calling memchr.
+    for (const size_t stop = std::min(t_.size(), i + 24); i < stop; ++i) {
+      if (t_[i] == '"') return i + 1;
+      if (t_[i] == '\\') {
+        i += 2;
+        break;
+      }
+    }
     while (i < t_.size()) {
       // Most of a state file is string bodies; find the next quote or
       // backslash a block at a time.
@@ -51,8 +59,16 @@ class Scanner {
     return i == start ? kBad : i;
   }
   bool at(size_t i, char c) const { return i < t_.size() && t_[i] == c; }
-  bool preceded_by(size_t i, std::string_view s) const {
-    return i >= s.size() && t_.substr(i - s.size(), s.size()) == s;
+  // Whether the text in [begin, end) is `lit` (a literal, so the compare
+  // is a few instructions rather than a call).
+  template <size_t N>
+  bool is(size_t begin, size_t end, const char (&lit)[N]) const {
+    return end - begin == N - 1 && end <= t_.size() &&
+           std::memcmp(t_.data() + begin, lit, N - 1) == 0;
+  }
+  template <size_t N>
+  bool preceded_by(size_t i, const char (&lit)[N]) const {
+    return i >= N - 1 && is(i - (N - 1), i, lit);
   }
 
  private:
@@ -96,6 +112,9 @@ std::optional<DeferredState::Opened> DeferredState::open(
     if (deferred && sc.at(i, '{')) {
       Map map;
       map.name = *key;
+      // A record of the canonical layout takes a few hundred bytes; a
+      // guess that avoids most regrowth without holding much spare room.
+      map.records.reserve(t.size() / 512);
       const size_t value_begin = i;
       i = sc.skip_ws(i + 1);
       if (!sc.at(i, '}')) {
@@ -116,12 +135,11 @@ std::optional<DeferredState::Opened> DeferredState::open(
           if (raw.value.end == kBad) return std::nullopt;
           i = sc.skip_ws(raw.value.end);
           const size_t value_end = raw.value.end;
-          if (t.substr(raw.key_text.end, raw.value.begin - raw.key_text.end) != ": ")
-            map.plain = false;
-          if (!map.add(std::move(raw))) map.plain = false;
+          if (!sc.is(raw.key_text.end, raw.value.begin, ": ")) map.plain = false;
+          map.records.push_back(std::move(raw));
           if (sc.at(i, ',')) {
             i = sc.skip_ws(i + 1);
-            if (t.substr(value_end, i - value_end) != ",\n    ") map.plain = false;
+            if (!sc.is(value_end, i, ",\n    ")) map.plain = false;
             continue;
           }
           if (sc.at(i, '}')) break;
@@ -129,6 +147,7 @@ std::optional<DeferredState::Opened> DeferredState::open(
         }
       }
       ++i;  // past the map's closing brace
+      if (!map.index_records()) map.plain = false;
       skeleton.append(t.substr(copied, value_begin - copied));
       skeleton.append("{}");
       copied = i;
@@ -185,32 +204,33 @@ size_t DeferredState::Map::find(std::string_view key) const {
   }
 }
 
-bool DeferredState::Map::add(Raw raw) {
-  // Kept at most half full, so a probe ends at an empty slot soon.
-  if (2 * (records.size() + 1) > slots.size()) {
-    size_t size = 64;  // a power of two: the probe wraps with a mask
-    while (size < 4 * (records.size() + 1)) size *= 2;
-    std::vector<uint32_t> bigger(size, 0);
-    const size_t mask = bigger.size() - 1;
-    for (size_t r = 0; r < records.size(); ++r) {
-      size_t at = key_hash(records[r].key) & mask;
-      while (bigger[at] != 0) at = (at + 1) & mask;
-      bigger[at] = static_cast<uint32_t>(r + 1);
+bool DeferredState::Map::index_records() {
+  // Kept at most half full, so a probe ends at an empty slot soon; a power
+  // of two, so the probe wraps with a mask.
+  size_t size = 64;
+  while (size < 2 * records.size()) size *= 2;
+  slots.assign(size, 0);
+  const size_t mask = size - 1;
+  size_t kept = 0;
+  for (size_t r = 0; r < records.size(); ++r) {
+    size_t at = key_hash(records[r].key) & mask;
+    bool repeated = false;
+    for (; slots[at] != 0; at = (at + 1) & mask) {
+      Raw& earlier = records[slots[at] - 1];
+      if (earlier.key == records[r].key) {
+        earlier.value = records[r].value;
+        repeated = true;
+        break;
+      }
     }
-    slots = std::move(bigger);
+    if (repeated) continue;
+    // Records move down over the dropped ones; slots count the kept.
+    if (kept != r) records[kept] = std::move(records[r]);
+    slots[at] = static_cast<uint32_t>(++kept);
   }
-  const size_t mask = slots.size() - 1;
-  size_t at = key_hash(raw.key) & mask;
-  for (; slots[at] != 0; at = (at + 1) & mask) {
-    Raw& earlier = records[slots[at] - 1];
-    if (earlier.key == raw.key) {
-      earlier.value = raw.value;
-      return false;
-    }
-  }
-  records.push_back(std::move(raw));
-  slots[at] = static_cast<uint32_t>(records.size());
-  return true;
+  const bool unique = kept == records.size();
+  records.resize(kept);
+  return unique;
 }
 
 const DeferredState::Map* DeferredState::find_map(const std::string& name) const {

@@ -79,9 +79,11 @@ class DeferredState {
     bool plain = true;
     // The position of the record `key` in `records`, or npos.
     size_t find(std::string_view key) const;
-    // Adds `raw`, or gives an earlier record of the same key raw's value
-    // (Python's rule: first position, last value) and returns false.
-    bool add(Raw raw);
+    // Builds `slots` over `records` as open() collected them, in one pass
+    // at the final size. A key seen before gives the earlier record its
+    // value (Python's rule: first position, last value) and is dropped;
+    // returns whether there was none.
+    bool index_records();
   };
   DeferredState() = default;
   const Map* find_map(const std::string& name) const;

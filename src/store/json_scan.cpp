@@ -1,7 +1,7 @@
 #include "store/json_scan.h"
 
 #include <cstdint>
-#include <string>
+#include <vector>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -34,22 +34,20 @@ class Nesting {
     return bracket(c);
   }
   // A bracket known to stand outside any string.
-  bool bracket(char c) {
+  [[gnu::always_inline]] bool bracket(char c) {
     switch (c) {
       case '{':
-        closers_.push_back('}');
-        return false;
       case '[':
-        closers_.push_back(']');
+        push(c == '{');
         return false;
       case '}':
       case ']':
-        if (closers_.empty() || closers_.back() != c) {
+        if (depth_ == 0 || top_is_brace() != (c == '}')) {
           bad_ = true;
           return true;
         }
-        closers_.pop_back();
-        return closers_.empty();
+        pop();
+        return depth_ == 0;
       default:
         return false;
     }
@@ -61,10 +59,37 @@ class Nesting {
   bool bad() const { return bad_; }
 
  private:
+  // The open brackets as a stack of bits (1 for '{', 0 for '['), the top
+  // in bit 0 of `bits_`; words below the top 64 levels wait in `spilled_`.
+  // A record opens a handful, so this stays in registers.
+  void push(bool brace) {
+    if (depth_ % 64 == 0 && depth_ != 0) [[unlikely]]
+      spill();
+    bits_ = (bits_ << 1) | uint64_t{brace};
+    ++depth_;
+  }
+  void pop() {
+    --depth_;
+    bits_ >>= 1;
+    if (depth_ % 64 == 0 && depth_ != 0) [[unlikely]]
+      unspill();
+  }
+  [[gnu::noinline]] void spill() {
+    spilled_.push_back(bits_);
+    bits_ = 0;
+  }
+  [[gnu::noinline]] void unspill() {
+    bits_ = spilled_.back();
+    spilled_.pop_back();
+  }
+  bool top_is_brace() const { return (bits_ & 1) != 0; }
+
   bool in_string_ = false;
   bool bad_ = false;
   size_t escaped_until_ = 0;
-  std::string closers_;
+  size_t depth_ = 0;
+  uint64_t bits_ = 0;
+  std::vector<uint64_t> spilled_;
 };
 
 bool is_interesting(char c) {

@@ -143,6 +143,28 @@ TEST(DeferredState, RepeatedKeysFollowPythonsRule) {
   EXPECT_EQ(**a, 3);
 }
 
+TEST(DeferredState, RecordsAfterARepeatedKeyAreStillFound) {
+  // The repeat is dropped from the index and the records behind it move
+  // up: each must still be found, with its own value, and written back.
+  std::string text = "{\n  \"tasks_runtime\": {\n    \"a\": 1,\n    \"a\": 2";
+  for (int i = 0; i < 100; ++i)
+    text += ",\n    \"k" + std::to_string(i) + "\": " + std::to_string(i);
+  text += ",\n    \"k7\": 700\n  }\n}\n";
+  auto opened = DeferredState::open(text, kMaps);
+  ASSERT_TRUE(opened.has_value());
+  auto expected = parse_json_fast(text, "t");
+  ASSERT_TRUE(expected);
+  for (int i = 0; i < 100; ++i) {
+    auto rec = opened->index.record(opened->state, "tasks_runtime", "k" + std::to_string(i));
+    ASSERT_TRUE(rec && *rec != nullptr) << i;
+    EXPECT_EQ(**rec, i == 7 ? 700 : i);
+  }
+  auto a = opened->index.record(opened->state, "tasks_runtime", "a");
+  ASSERT_TRUE(a && *a != nullptr);
+  EXPECT_EQ(**a, 2);
+  EXPECT_EQ(opened->index.dump(opened->state), canonical(*expected));
+}
+
 TEST(DeferredState, EscapedAndNonAsciiKeysAreFound) {
   Json s = Json::object();
   s["tasks_runtime"] = Json::object();

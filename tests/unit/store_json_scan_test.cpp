@@ -43,6 +43,28 @@ TEST(JsonScan, UnclosedOrMismatchedIsBad) {
   EXPECT_EQ(both("", 0), kBad);
 }
 
+// The bracket stack holds 64 levels in one word and spills deeper ones:
+// nesting of every depth around those boundaries closes where it should,
+// and a wrong closer at any depth is caught.
+TEST(JsonScan, DeepNestingAcrossTheStacksWords) {
+  for (size_t depth : {1u, 2u, 63u, 64u, 65u, 127u, 128u, 129u, 200u}) {
+    std::string open, close;
+    for (size_t d = 0; d < depth; ++d) {
+      open += d % 3 == 0 ? "[" : "{\"k\": ";
+      close.insert(0, d % 3 == 0 ? "]" : "}");
+    }
+    const std::string doc = open + "1" + close;
+    EXPECT_EQ(both(doc + " tail"), doc.size()) << depth;
+    EXPECT_EQ(both(open + "1"), kBad) << depth;
+    // Swap one closer for the other kind, at every depth.
+    for (size_t at = 0; at < close.size(); ++at) {
+      std::string wrong = close;
+      wrong[at] = wrong[at] == ']' ? '}' : ']';
+      EXPECT_EQ(both(open + "1" + wrong), kBad) << depth << " " << at;
+    }
+  }
+}
+
 // Escapes and quotes at every offset around the 64-byte blocks the fast
 // version reads at once.
 TEST(JsonScan, EscapesAcrossBlockBoundaries) {
