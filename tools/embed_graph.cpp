@@ -33,6 +33,9 @@ namespace devgraph {
 std::optional<Graph> Graph::snapshot(std::string_view) {
   return std::nullopt;
 }
+std::string_view Graph::snapshot_text() {
+  return {};
+}
 
 namespace {
 

@@ -69,14 +69,14 @@ Schema& Schema::operator=(Schema&&) noexcept = default;
 Schema::~Schema() = default;
 
 Expected<Schema> Schema::load(const std::string& path, Engine engine) {
-  DG_TRY(std::string text, read_file(path));
   if (engine == Engine::kFastest) {
-    if (auto shipped = embedded_schema(text)) {
+    if (auto shipped = embedded_schema_of_file(path)) {
       auto impl = std::make_unique<Impl>();
       impl->compiled = std::move(shipped);
       return Schema(std::move(impl));
     }
   }
+  DG_TRY(std::string text, read_file(path));
   DG_TRY(Json doc, parse_json(text, path));
   return parse(doc, path, engine);
 }

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "contracts/compiled_schema.h"
@@ -32,5 +33,9 @@ extern const EmbeddedSchema kSchemas[];
 // The embedded compiled schema whose file is byte for byte `text`, or
 // nullopt.
 std::optional<CompiledSchema> embedded_schema(std::string_view text);
+// The same for the file at `path`, compared without reading it onto the
+// heap; nullopt also when it cannot be read (the caller's read reports
+// that).
+std::optional<CompiledSchema> embedded_schema_of_file(const std::string& path);
 
 }  // namespace devgraph

@@ -136,8 +136,11 @@ std::string CapacityModel::tier_for(const std::map<std::string, long long>& coun
 
 Expected<Graph> Graph::load(const std::string& skill_dir) {
   std::string path = join_path(skill_dir, "GRAPH.yaml");
+  if (const std::string_view shipped = snapshot_text(); !shipped.empty()) {
+    DG_TRY(bool same, file_has_bytes(path, shipped));
+    if (same) return std::move(*snapshot(shipped));
+  }
   DG_TRY(std::string text, read_file(path));
-  if (std::optional<Graph> shipped = snapshot(text)) return std::move(*shipped);
   return parse(text, path);
 }
 

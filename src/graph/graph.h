@@ -100,7 +100,7 @@ struct GraphDefaults {
 class Graph {
  public:
   // Reads <skill_dir>/GRAPH.yaml: snapshot() when its bytes are the shipped
-  // file's, parse() otherwise.
+  // file's (compared without copying the file), parse() otherwise.
   static Expected<Graph> load(const std::string& skill_dir);
   static Expected<Graph> parse(std::string_view yaml_text, std::string_view origin);
   // The shipped graph, compiled in: the build parses skill/GRAPH.yaml with
@@ -111,6 +111,9 @@ class Graph {
   // for any other text. The comparison covers every byte, so the shortcut
   // can never change what a graph means.
   static std::optional<Graph> snapshot(std::string_view yaml_text);
+  // The bytes snapshot() takes: the shipped GRAPH.yaml the library was
+  // built with (empty where there is no snapshot).
+  static std::string_view snapshot_text();
 
   int version = 0;
   std::string name;

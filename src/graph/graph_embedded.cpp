@@ -8,9 +8,15 @@
 
 namespace devgraph {
 
+std::string_view Graph::snapshot_text() {
+  return {reinterpret_cast<const char*>(embedded::kGraphYaml), embedded::kGraphYamlSize};
+}
+
 std::optional<Graph> Graph::snapshot(std::string_view yaml_text) {
-  if (yaml_text.size() != embedded::kGraphYamlSize ||
-      std::memcmp(yaml_text.data(), embedded::kGraphYaml, embedded::kGraphYamlSize) != 0)
+  const std::string_view shipped = snapshot_text();
+  if (yaml_text.size() != shipped.size() ||
+      (yaml_text.data() != shipped.data() &&
+       std::memcmp(yaml_text.data(), shipped.data(), shipped.size()) != 0))
     return std::nullopt;
   Graph g = embedded::graph_fields();
   g.index();

@@ -74,7 +74,8 @@ Expected<std::string> read_file(const std::string& path) {
   size_t have = 0;
   for (;;) {
     if (have == out.size()) out.resize(out.size() * 2);
-    ssize_t n = ::read(fd, out.data() + have, out.size() - have);
+    const size_t want = out.size() - have;
+    ssize_t n = ::read(fd, out.data() + have, want);
     if (n < 0) {
       if (errno == EINTR) continue;
       Error e = fail(errno_text("cannot read", path));
@@ -83,10 +84,51 @@ Expected<std::string> read_file(const std::string& path) {
     }
     if (n == 0) break;
     have += static_cast<size_t>(n);
+    // A regular file answers a read short only at its end: once the size
+    // stat gave is in, a short read needs no second read to see the end.
+    // (Pipes, devices and /proc files, whose stat size is 0, are asked.)
+    if (expected > 0 && S_ISREG(st.st_mode) && have >= expected && static_cast<size_t>(n) < want)
+      break;
   }
   ::close(fd);
   out.resize(have);
   return out;
+}
+
+Expected<bool> file_has_bytes(const std::string& path, std::string_view bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(errno_text("cannot read", path));
+  struct stat st {};
+  // A size of 0 may be a /proc file's; only a positive size is trusted.
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+  if (regular && static_cast<uint64_t>(st.st_size) != bytes.size()) {
+    ::close(fd);
+    return false;
+  }
+  char block[16 << 10];
+  size_t at = 0;
+  bool same = true;
+  for (;;) {
+    ssize_t n = ::read(fd, block, sizeof block);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Error e = fail(errno_text("cannot read", path));
+      ::close(fd);
+      return e;
+    }
+    if (n == 0) break;
+    const auto got = static_cast<size_t>(n);
+    if (got > bytes.size() - at || std::memcmp(block, bytes.data() + at, got) != 0) {
+      same = false;
+      break;
+    }
+    at += got;
+    // The size fstat gave has been read: as with read_file, a regular
+    // file's end needs no further read.
+    if (regular && at == bytes.size()) break;
+  }
+  ::close(fd);
+  return same && at == bytes.size();
 }
 
 size_t file_size(const std::string& path) {

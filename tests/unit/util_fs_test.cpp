@@ -3,6 +3,8 @@
 #include "util/fs.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "support/test_util.h"
 
@@ -65,6 +67,63 @@ TEST(ReadFile, AMissingFileIsAnErrorNamingIt) {
   ASSERT_FALSE(got.ok());
   EXPECT_NE(got.error().message.find("absent"), std::string::npos);
   EXPECT_EQ(file_size(s / "absent"), 0u);
+}
+
+TEST(ReadFile, ReadsAPipeToItsEnd) {
+  // A pipe may answer short before its end: it is read until a read
+  // returns nothing. The writer sends in pieces.
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    for (int i = 0; i < 5; ++i) {
+      std::string piece(1000, static_cast<char>('a' + i));
+      if (::write(fds[1], piece.data(), piece.size()) != 1000) ::_exit(1);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  auto got = read_file("/proc/self/fd/" + std::to_string(fds[0]));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(got.ok());
+  ASSERT_EQ(got->size(), 5000u);
+  EXPECT_EQ(got->substr(4000), std::string(1000, 'e'));
+}
+
+TEST(FileHasBytes, TellsAnExactCopyFromEveryKindOfDifference) {
+  test::Scratch s;
+  std::string large;  // several of the comparison's blocks
+  for (int i = 0; large.size() < (size_t{100} << 10); ++i) large += std::to_string(i) + "\n";
+  for (const std::string& content : {std::string(), std::string("x"), large}) {
+    const std::string path = s / "f";
+    ASSERT_TRUE(write_file_atomic(path, content).ok());
+    EXPECT_TRUE(*file_has_bytes(path, content));
+    EXPECT_FALSE(*file_has_bytes(path, content + "y"));
+    if (!content.empty()) {
+      EXPECT_FALSE(*file_has_bytes(path, content.substr(1)));
+      // Same size, one byte different: first, in a later block, last.
+      for (size_t at : {size_t{0}, content.size() / 2, content.size() - 1}) {
+        std::string changed = content;
+        changed[at] = changed[at] == 'z' ? 'q' : 'z';
+        EXPECT_FALSE(*file_has_bytes(path, changed)) << at;
+      }
+    }
+  }
+  // A file of unknown size (stat says 0) is read to its end.
+  auto status = read_file("/proc/self/status");
+  ASSERT_TRUE(status.ok());
+  EXPECT_FALSE(*file_has_bytes("/proc/self/status", ""));
+  EXPECT_FALSE(*file_has_bytes("/proc/self/status", "Name:"));
+}
+
+TEST(FileHasBytes, AMissingFileIsAnErrorNamingIt) {
+  test::Scratch s;
+  auto got = file_has_bytes(s / "absent", "x");
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.error().message.find("absent"), std::string::npos);
 }
 
 }  // namespace
