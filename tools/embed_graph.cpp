@@ -18,6 +18,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -39,185 +40,280 @@ std::string_view Graph::snapshot_text() {
 
 namespace {
 
-// Writes values of the model as C++ expressions that rebuild them. Strings
-// become std::string literals ("..."s, which keep any byte, NUL included);
-// containers go through make_vector/make_map (see kPrelude), which move
-// their items in where a braced initializer list would copy each string.
-class Literal {
+// Writes the model as constant tables and the few lines that build it from
+// them. Every value becomes a constant of a "view" type: a string a
+// string_view literal ("..."sv keeps any byte, NUL included), a list a span
+// over a named constant array, a struct of the model a generated row struct
+// of views (RowN, field by field in declaration order). At run time, one
+// make() per row type and two loops (make_vector, make_map, see kPrelude)
+// turn the tables into the model. Building the graph is then a short loop
+// over data instead of tens of kilobytes of straight-line code, which a
+// short command runs exactly once, from cold.
+class Tables {
  public:
-  explicit Literal(std::ostream& out) : out_(out) {}
+  // Arrays and row types go to `decls` as they are first needed, ahead of
+  // the function that uses them.
+  explicit Tables(std::ostream& decls) : decls_(decls) {}
 
-  void put(bool v) { out_ << (v ? "true" : "false"); }
-  void put(int v) { integer(v, ""); }
-  void put(long long v) { integer(v, "LL"); }
-
-  void put(const std::string& s) { out_ << cpp_string_literal(s) << "s"; }
+  std::string view(bool v) { return v ? "true" : "false"; }
+  std::string view(int v) { return integer(v, ""); }
+  std::string view(long long v) { return integer(v, "LL"); }
+  std::string view(const std::string& s) { return cpp_string_literal(s) + "sv"; }
 
   template <class T>
-  void put(const std::optional<T>& v) {
-    if (v)
-      put(*v);
-    else
-      out_ << "std::nullopt";
+  std::string view(const std::optional<T>& v) {
+    return v ? view_type(std::type_identity<std::optional<T>>()) + "{" + view(*v) + "}"
+             : "std::nullopt";
   }
 
   template <class A, class B>
-  void put(const std::pair<A, B>& p) {
-    out_ << "std::pair{";
-    put(p.first);
-    out_ << ", ";
-    put(p.second);
-    out_ << "}";
+  std::string view(const std::pair<A, B>& p) {
+    // A map's items have a const key; the view of either is the same.
+    return view_type(std::type_identity<std::pair<std::remove_const_t<A>, B>>()) + "{" +
+           view(p.first) + ", " + view(p.second) + "}";
   }
 
   template <class T>
-  void put(const std::vector<T>& items) {
-    out_ << "make_vector<" << spelled(std::type_identity<T>()) << ">(";
-    sequence(items);
-    out_ << ")";
+  std::string view(const std::vector<T>& items) {
+    return array(view_type(std::type_identity<T>()), items);
   }
 
   template <class K, class V>
-  void put(const std::map<K, V>& items) {
-    out_ << "make_map<" << spelled(std::type_identity<K>()) << ", "
-         << spelled(std::type_identity<V>()) << ">(";
-    sequence(items);
-    out_ << ")";
+  std::string view(const std::map<K, V>& items) {
+    return array(view_type(std::type_identity<std::pair<K, V>>()), items);
   }
 
-  void put(const GraphNode& n) {
+  std::string view(const GraphNode& n) {
     const auto& [name, type, owners, selector, dispatched_by, dispatches, next, routes, max_cycles,
                  max_retries, lane] = n;
-    record("GraphNode", name, type, owners, selector, dispatched_by, dispatches, next, routes,
-           max_cycles, max_retries, lane);
+    return record<GraphNode>(name, type, owners, selector, dispatched_by, dispatches, next, routes,
+                             max_cycles, max_retries, lane);
   }
-  void put(const GraphLane& l) {
+  std::string view(const GraphLane& l) {
     const auto& [name, nodes, complete_at, complete_on] = l;
-    record("GraphLane", name, nodes, complete_at, complete_on);
+    return record<GraphLane>(name, nodes, complete_at, complete_on);
   }
-  void put(const CapacityTier& t) {
+  std::string view(const CapacityTier& t) {
     const auto& [name, limits] = t;
-    record("CapacityTier", name, limits);
+    return record<CapacityTier>(name, limits);
   }
-  void put(const CapacityModel& c) {
+  std::string view(const CapacityModel& c) {
     const auto& [signals, tiers, actions] = c;
-    record("CapacityModel", signals, tiers, actions);
+    return record<CapacityModel>(signals, tiers, actions);
   }
-  void put(const Concurrency& c) {
+  std::string view(const Concurrency& c) {
     const auto& [bundles, tasks_per_bundle, personas_per_tech_lead, personas] = c;
-    record("Concurrency", bundles, tasks_per_bundle, personas_per_tech_lead, personas);
+    return record<Concurrency>(bundles, tasks_per_bundle, personas_per_tech_lead, personas);
   }
-  void put(const HeadlessSettings& h) {
+  std::string view(const HeadlessSettings& h) {
     const auto& [enabled, permission_mode, max_turns, timeout, api_retry, model, allowed,
                  disallowed] = h;
-    record("HeadlessSettings", enabled, permission_mode, max_turns, timeout, api_retry, model,
-           allowed, disallowed);
+    return record<HeadlessSettings>(enabled, permission_mode, max_turns, timeout, api_retry, model,
+                                    allowed, disallowed);
   }
-  void put(const GraphDefaults& d) {
+  std::string view(const GraphDefaults& d) {
     const auto& [max_retries, max_repair_cycles] = d;
-    record("GraphDefaults", max_retries, max_repair_cycles);
+    return record<GraphDefaults>(max_retries, max_repair_cycles);
   }
 
-  // One statement of the generated function: `g.<field> = <value>;`.
+  // One statement of the generated function: `g.<field> = <value>;`, the
+  // value built from a constant.
   template <class T>
-  void assign(const char* field, const T& value) {
-    out_ << "  g." << field << " = ";
-    put(value);
-    out_ << ";\n";
+  std::string assign(const char* field, const T& value) {
+    return std::string("  g.") + field + " = " +
+           convert(std::type_identity<T>(),
+                   constant(view_type(std::type_identity<T>()), view(value))) +
+           ";\n";
   }
 
  private:
-  // A braced aggregate initializer: the fields in declaration order, which
-  // is also the order structured bindings give them in.
-  template <class... Fields>
-  void record(const char* type, const Fields&... fields) {
-    out_ << type << "{";
-    const char* separator = "";
-    ((out_ << separator, put(fields), separator = ", "), ...);
-    out_ << "}";
+  // The view type of each model type.
+  static std::string view_type(std::type_identity<bool>) { return "bool"; }
+  static std::string view_type(std::type_identity<int>) { return "int"; }
+  static std::string view_type(std::type_identity<long long>) { return "long long"; }
+  static std::string view_type(std::type_identity<std::string>) { return "std::string_view"; }
+  template <class T>
+  static std::string view_type(std::type_identity<std::optional<T>>) {
+    return "std::optional<" + view_type(std::type_identity<T>()) + ">";
+  }
+  template <class A, class B>
+  static std::string view_type(std::type_identity<std::pair<A, B>>) {
+    return "std::pair<" + view_type(std::type_identity<A>()) + ", " +
+           view_type(std::type_identity<B>()) + ">";
+  }
+  template <class T>
+  static std::string view_type(std::type_identity<std::vector<T>>) {
+    return "std::span<const " + view_type(std::type_identity<T>()) + ">";
+  }
+  template <class K, class V>
+  static std::string view_type(std::type_identity<std::map<K, V>>) {
+    return "std::span<const " + view_type(std::type_identity<std::pair<K, V>>()) + ">";
+  }
+  template <class R>
+  requires std::is_class_v<R> && std::is_aggregate_v<R>
+  static std::string view_type(std::type_identity<R>) {
+    return std::string(row_name(std::type_identity<R>())) + "Row";
   }
 
-  template <class Container>
-  void sequence(const Container& items) {
-    // One item a line, indented by nesting depth: the generated file stays
-    // readable when a build or a test points into it.
-    ++depth_;
-    const char* separator = "";
-    for (const auto& item : items) {
-      out_ << separator << "\n" << std::string(2 + 4 * depth_, ' ');
-      put(item);
-      separator = ",";
-    }
-    --depth_;
-  }
-
-  template <class I>
-  void integer(I v, const char* suffix) {
-    // The lowest value has no literal of its own: its magnitude does not fit.
-    if (v == std::numeric_limits<I>::min())
-      out_ << "(" << v + 1 << suffix << " - 1)";
-    else
-      out_ << v << suffix;
-  }
-
+  // The C++ spelling of the model types a container holds.
   static std::string spelled(std::type_identity<std::string>) { return "std::string"; }
   static std::string spelled(std::type_identity<long long>) { return "long long"; }
-  static std::string spelled(std::type_identity<GraphNode>) { return "GraphNode"; }
-  static std::string spelled(std::type_identity<GraphLane>) { return "GraphLane"; }
-  static std::string spelled(std::type_identity<CapacityTier>) { return "CapacityTier"; }
   template <class A, class B>
   static std::string spelled(std::type_identity<std::pair<A, B>>) {
     return "std::pair<" + spelled(std::type_identity<A>()) + ", " +
            spelled(std::type_identity<B>()) + ">";
   }
+  template <class R>
+  requires std::is_class_v<R> && std::is_aggregate_v<R>
+  static std::string spelled(std::type_identity<R>) { return row_name(std::type_identity<R>()); }
 
-  std::ostream& out_;
-  int depth_ = 0;
+  static const char* row_name(std::type_identity<GraphNode>) { return "GraphNode"; }
+  static const char* row_name(std::type_identity<GraphLane>) { return "GraphLane"; }
+  static const char* row_name(std::type_identity<CapacityTier>) { return "CapacityTier"; }
+  static const char* row_name(std::type_identity<CapacityModel>) { return "CapacityModel"; }
+  static const char* row_name(std::type_identity<Concurrency>) { return "Concurrency"; }
+  static const char* row_name(std::type_identity<HeadlessSettings>) { return "HeadlessSettings"; }
+  static const char* row_name(std::type_identity<GraphDefaults>) { return "GraphDefaults"; }
+
+  // The expression that turns a view expression into the model type T.
+  template <class T>
+  static std::string convert(std::type_identity<std::vector<T>>, const std::string& expr) {
+    return "make_vector<" + spelled(std::type_identity<T>()) + ">(" + expr + ")";
+  }
+  template <class K, class V>
+  static std::string convert(std::type_identity<std::map<K, V>>, const std::string& expr) {
+    return "make_map<" + spelled(std::type_identity<K>()) + ", " +
+           spelled(std::type_identity<V>()) + ">(" + expr + ")";
+  }
+  template <class T>
+  static std::string convert(std::type_identity<T>, const std::string& expr) {
+    return "make(" + expr + ")";
+  }
+
+  // A row of the model struct R: its row type (written once, with the
+  // make() that builds R from it) and the row's initializer.
+  template <class R, class... Fields>
+  std::string record(const Fields&... fields) {
+    const std::string type = view_type(std::type_identity<R>());
+    // The fields first: the row types and arrays they need must come
+    // before this row type, which names them.
+    std::string init = type + "{";
+    const char* separator = "";
+    ((init += separator + view(fields), separator = ", "), ...);
+    init += "}";
+    if (written_rows_.insert(type).second) {
+      std::string members;
+      std::string built;
+      int k = 0;
+      ((members +=
+        "  " + view_type(std::type_identity<Fields>()) + " f" + std::to_string(k) + ";\n",
+        built += std::string(k == 0 ? "" : ",\n      ") +
+                 convert(std::type_identity<Fields>(), "r.f" + std::to_string(k)),
+        ++k),
+       ...);
+      decls_ << "struct " << type << " {\n" << members << "};\n";
+      decls_ << row_name(std::type_identity<R>()) << " make(const " << type << "& r) {\n"
+             << "  return " << row_name(std::type_identity<R>()) << "{" << built << "};\n}\n\n";
+    }
+    return init;
+  }
+
+  // A named constant array of `element` holding the items' views; the
+  // expression is a span over it (an empty span for no items).
+  template <class Container>
+  std::string array(const std::string& element, const Container& items) {
+    if (items.empty()) return "std::span<const " + element + ">{}";
+    std::vector<std::string> views;
+    for (const auto& item : items) views.push_back(view(item));
+    const std::string name = "kTable" + std::to_string(next_++);
+    decls_ << "constexpr " << element << " " << name << "[] = {";
+    for (const auto& v : views) decls_ << "\n    " << v << ",";
+    decls_ << "\n};\n";
+    return "std::span<const " + element + ">(" + name + ")";
+  }
+
+  // A named constant holding `value`, so the function reads it from the
+  // tables instead of building it in code.
+  std::string constant(const std::string& type, const std::string& value) {
+    const std::string name = "kTable" + std::to_string(next_++);
+    decls_ << "constexpr " << type << " " << name << " = " << value << ";\n";
+    return name;
+  }
+
+  static std::string integer(long long v, const char* suffix) {
+    // The lowest value has no literal of its own: its magnitude does not fit.
+    if (v == std::numeric_limits<long long>::min())
+      return "(" + std::to_string(v + 1) + suffix + " - 1)";
+    return std::to_string(v) + suffix;
+  }
+
+  std::ostream& decls_;
+  std::set<std::string> written_rows_;
+  int next_ = 0;
 };
 
 // Helpers the generated function calls; one copy in the generated file.
+// make() of a scalar view is the model value; containers are filled in
+// order, one allocation each.
 constexpr const char* kPrelude = R"(namespace {
 
-using namespace std::string_literals;
+using namespace std::string_view_literals;
 
-template <class T, class... Items>
-std::vector<T> make_vector(Items&&... items) {
+bool make(bool v) { return v; }
+int make(int v) { return v; }
+long long make(long long v) { return v; }
+std::string make(std::string_view s) { return std::string(s); }
+
+template <class V>
+auto make(const std::optional<V>& v) -> std::optional<decltype(make(*v))> {
+  if (!v) return std::nullopt;
+  return make(*v);
+}
+
+template <class A, class B>
+auto make(const std::pair<A, B>& p) {
+  return std::pair{make(p.first), make(p.second)};
+}
+
+template <class T, class V>
+std::vector<T> make_vector(std::span<const V> items) {
   std::vector<T> out;
-  out.reserve(sizeof...(items));
-  (out.emplace_back(std::forward<Items>(items)), ...);
+  out.reserve(items.size());
+  for (const V& item : items) out.push_back(make(item));
   return out;
 }
 
-template <class K, class V, class... Items>
-std::map<K, V> make_map(Items&&... items) {
-  std::map<K, V> out;
-  (out.emplace(std::forward<Items>(items)), ...);
+template <class K, class W, class V>
+std::map<K, W> make_map(std::span<const V> items) {
+  std::map<K, W> out;
+  for (const V& item : items) out.emplace(make(item.first), make(item.second));
   return out;
 }
 
-}  // namespace
 )";
 
 void write_graph(std::ostream& out, const Graph& g) {
-  Literal lit(out);
-  out << "Graph graph_fields() {\n  Graph g;\n";
-  lit.assign("version", g.version);
-  lit.assign("name", g.name);
-  lit.assign("entrypoint", g.entrypoint);
-  lit.assign("clean_entrypoint", g.clean_entrypoint);
-  lit.assign("terminal_states", g.terminal_states);
-  lit.assign("pause_states", g.pause_states);
-  lit.assign("defaults", g.defaults);
-  lit.assign("concurrency", g.concurrency);
-  lit.assign("headless", g.headless);
-  lit.assign("capacity", g.capacity);
-  lit.assign("personas", g.personas);
-  lit.assign("events", g.events);
-  lit.assign("lanes", g.lanes);
-  lit.assign("lane_owners", g.lane_owners);
-  lit.assign("nodes", g.nodes);
-  lit.assign("legacy_nodes", g.legacy_nodes);
-  out << "  return g;\n}\n";
+  std::ostringstream decls;
+  Tables tables(decls);
+  std::string body;
+  body += tables.assign("version", g.version);
+  body += tables.assign("name", g.name);
+  body += tables.assign("entrypoint", g.entrypoint);
+  body += tables.assign("clean_entrypoint", g.clean_entrypoint);
+  body += tables.assign("terminal_states", g.terminal_states);
+  body += tables.assign("pause_states", g.pause_states);
+  body += tables.assign("defaults", g.defaults);
+  body += tables.assign("concurrency", g.concurrency);
+  body += tables.assign("headless", g.headless);
+  body += tables.assign("capacity", g.capacity);
+  body += tables.assign("personas", g.personas);
+  body += tables.assign("events", g.events);
+  body += tables.assign("lanes", g.lanes);
+  body += tables.assign("lane_owners", g.lane_owners);
+  body += tables.assign("nodes", g.nodes);
+  body += tables.assign("legacy_nodes", g.legacy_nodes);
+  out << kPrelude << decls.str() << "}  // namespace\n\n";
+  out << "Graph graph_fields() {\n  Graph g;\n" << body << "  return g;\n}\n";
 }
 
 void write_bytes(std::ostream& out, const char* name, std::string_view data) {
@@ -230,8 +326,8 @@ std::string generated_source(std::string_view text, const Graph& graph) {
   std::ostringstream out;
   out << "// Generated by tools/embed_graph.cpp from GRAPH.yaml; do not edit.\n";
   out << "#include \"graph/graph_embedded.h\"\n\n";
-  out << "namespace devgraph::embedded {\n";
-  out << kPrelude << "\n";
+  out << "#include <span>\n\n";
+  out << "namespace devgraph::embedded {\n\n";
   write_bytes(out, "kGraphYaml", text);
   out << "\n";
   write_graph(out, graph);

@@ -104,8 +104,9 @@ class Graph {
   static Expected<Graph> load(const std::string& skill_dir);
   static Expected<Graph> parse(std::string_view yaml_text, std::string_view origin);
   // The shipped graph, compiled in: the build parses skill/GRAPH.yaml with
-  // parse() (tools/embed_graph.cpp) and writes the result out as C++, so
-  // taking it costs no YAML parse, only building the model from literals.
+  // parse() (tools/embed_graph.cpp) and writes the result out as constant
+  // tables, so taking it costs no YAML parse, only building the model from
+  // those tables.
   // Returned when `yaml_text` is byte for byte the file the library was
   // built with, and then equal (operator==) to parse(yaml_text); nullopt
   // for any other text. The comparison covers every byte, so the shortcut

@@ -13,7 +13,8 @@ namespace devgraph::embedded {
 extern const unsigned char kGraphYaml[];
 extern const std::size_t kGraphYamlSize;
 
-// Graph::parse() of those bytes, every field written out as a literal. The
+// Graph::parse() of those bytes, built from constant tables holding every
+// field. The
 // indexes are not built: Graph::snapshot() builds them.
 Graph graph_fields();
 
