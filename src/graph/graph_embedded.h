@@ -14,8 +14,7 @@ extern const unsigned char kGraphYaml[];
 extern const std::size_t kGraphYamlSize;
 
 // Graph::parse() of those bytes, built from constant tables holding every
-// field. The
-// indexes are not built: Graph::snapshot() builds them.
+// field. The indexes are not built: Graph::snapshot() builds them.
 Graph graph_fields();
 
 }  // namespace devgraph::embedded
