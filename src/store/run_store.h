@@ -14,9 +14,8 @@
 //   rejects) returns an Error and leaves every file of the run untouched.
 // - Crash consistency: the event lines are appended and fdatasync'ed first,
 //   then state.json is replaced atomically (temp file, fsync, rename, fsync
-//   directory). The line's fdatasync may run while the temp file is written
-//   and fsynced, but the rename waits for it. A state.json therefore never
-//   names a seq that is not in events.jsonl. A kill between the two steps leaves event lines past
+//   directory). A state.json therefore never names a seq that is not in
+//   events.jsonl. A kill between the two steps leaves event lines past
 //   state.event_seq; the next transaction truncates events.jsonl right after
 //   the line whose seq equals state.event_seq (which also drops a torn last
 //   line). Only the file's tail is read, so this costs O(1) per command.
