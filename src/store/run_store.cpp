@@ -450,37 +450,21 @@ Expected<Committed> run_transaction(const std::string& run_dir, const Graph& gra
     // A log without a state is what an init killed half-way leaves.
     DG_CHECK(truncate_durable(events_path, 0));
   }
-  // Events first, then the state that covers them (see the header): the
-  // event lines are written, and while they are flushed the new state is
-  // written to its temp file and flushed too. Only when the event lines
-  // are on disk does the new state replace the old one, so the order on
-  // disk is the same as flushing one after the other, without waiting for
-  // two flushes in a row.
-  std::optional<PendingAppend> events_flush;
+  // Events first, then the state that covers them: see the header.
   if (!txn.events_.empty()) {
     std::string lines;
     for (const auto& ev : txn.events_) lines += event_line(ev);
-    DG_TRY(PendingAppend started, append_durable_started(events_path, lines));
-    events_flush.emplace(std::move(started));
+    DG_CHECK(append_durable(events_path, lines));
   }
-  // Untouched records go from the text read to the new file by writev,
-  // never copied into one buffer (a copy of a large file costs more in
-  // page faults than the whole move).
-  std::string generated;
-  std::vector<std::string_view> pieces;
   if (txn.deferred_) {
-    pieces = txn.deferred_->dump_pieces(txn.state_, generated);
+    // Untouched records go from the text read to the new file by writev,
+    // never copied into one buffer (a copy of a large file costs more in
+    // page faults than the whole move).
+    std::string generated;
+    DG_CHECK(write_file_atomic(state_path, txn.deferred_->dump_pieces(txn.state_, generated)));
   } else {
-    generated = dump_py(txn.state_, 2) + "\n";
-    pieces = {generated};
+    DG_CHECK(write_file_atomic(state_path, dump_py(txn.state_, 2) + "\n"));
   }
-  auto next = prepare_replace(state_path, pieces);
-  // Wait for the event lines whatever became of the state: they are in the
-  // file already, and a state that cannot follow them leaves them past
-  // state.event_seq, where the next transaction drops them.
-  if (events_flush) DG_CHECK(events_flush->wait());
-  if (!next) return next.error();
-  DG_CHECK(next->commit());
   return Committed{std::move(txn.state_), std::move(txn.events_)};
 }
 

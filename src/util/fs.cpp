@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -14,9 +13,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <system_error>
-#include <thread>
-#include <utility>
 
 #include "util/heap.h"
 
@@ -198,131 +194,30 @@ Status write_file_atomic(const std::string& path, std::string_view content, int 
 
 Status write_file_atomic(const std::string& path, const std::vector<std::string_view>& pieces,
                          int mode) {
-  DG_TRY(PendingReplace pending, prepare_replace(path, pieces, mode));
-  return pending.commit();
-}
-
-Expected<PendingReplace> prepare_replace(const std::string& path,
-                                         const std::vector<std::string_view>& pieces, int mode) {
   static std::atomic<unsigned> counter{0};
-  std::string tmp =
+  const std::string dir = dirname_of(path);
+  const std::string tmp =
       path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) return fail(errno_text("cannot create", tmp));
   Status st = write_all(fd, pieces, tmp);
   if (st && ::fsync(fd) != 0) st = fail(errno_text("cannot fsync", tmp));
   ::close(fd);
+  if (st && ::rename(tmp.c_str(), path.c_str()) != 0) st = fail(errno_text("cannot replace", path));
   if (!st) {
     ::unlink(tmp.c_str());
-    return st.error();
+    return st;
   }
-  return PendingReplace(path, std::move(tmp));
+  return fsync_directory(dir);
 }
 
-PendingReplace::PendingReplace(PendingReplace&& other) noexcept
-    : path_(std::move(other.path_)), temp_(std::exchange(other.temp_, std::string())) {}
-
-PendingReplace::~PendingReplace() {
-  if (!temp_.empty()) ::unlink(temp_.c_str());
-}
-
-Status PendingReplace::commit() {
-  if (temp_.empty()) return fail("internal: " + path_ + " has no prepared content to commit");
-  const std::string tmp = std::exchange(temp_, std::string());
-  if (::rename(tmp.c_str(), path_.c_str()) != 0) {
-    Error e = fail(errno_text("cannot replace", path_));
-    ::unlink(tmp.c_str());
-    return e;
-  }
-  return fsync_directory(dirname_of(path_));
-}
-
-namespace {
-
-// Opens `path` for appending (created when missing) and writes `content`
-// at its end; returns the descriptor.
-Expected<int> open_and_append(const std::string& path, std::string_view content) {
+Status append_durable(const std::string& path, std::string_view content) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return fail(errno_text("cannot open", path));
   Status st = write_all(fd, content, path);
-  if (!st) {
-    ::close(fd);
-    return st.error();
-  }
-  return fd;
-}
-
-}  // namespace
-
-Status append_durable(const std::string& path, std::string_view content) {
-  DG_TRY(int fd, open_and_append(path, content));
-  Status st;
-  if (::fdatasync(fd) != 0) st = fail(errno_text("cannot fsync", path));
+  if (st && ::fdatasync(fd) != 0) st = fail(errno_text("cannot fsync", path));
   ::close(fd);
   return st;
-}
-
-// The flush of one append: the descriptor, and the thread flushing it
-// when there is one.
-struct PendingAppend::Flush {
-  std::string path;
-  int fd = -1;
-  std::thread thread;
-  int error = 0;  // errno of a failed fdatasync, set by whoever ran it
-};
-
-namespace {
-
-// File systems that keep files in memory only: fdatasync returns at once.
-bool flush_is_free(int fd) {
-  struct statfs fs {};
-  if (::fstatfs(fd, &fs) != 0) return false;
-  constexpr long kTmpfs = 0x01021994;
-  constexpr long kRamfs = 0x858458f6;
-  return static_cast<long>(fs.f_type) == kTmpfs || static_cast<long>(fs.f_type) == kRamfs;
-}
-
-}  // namespace
-
-Expected<PendingAppend> append_durable_started(const std::string& path, std::string_view content) {
-  DG_TRY(int fd, open_and_append(path, content));
-  auto flush = std::make_unique<PendingAppend::Flush>();
-  flush->path = path;
-  flush->fd = fd;
-  if (flush_is_free(flush->fd)) {
-    if (::fdatasync(flush->fd) != 0) flush->error = errno;
-  } else {
-    // A thread costs tens of microseconds; a flush to disk costs
-    // milliseconds, which the caller spends writing its own file.
-    PendingAppend::Flush* f = flush.get();
-    try {
-      f->thread = std::thread([f] {
-        if (::fdatasync(f->fd) != 0) f->error = errno;
-      });
-    } catch (const std::system_error&) {
-      if (::fdatasync(f->fd) != 0) f->error = errno;
-    }
-  }
-  return PendingAppend(std::move(flush));
-}
-
-PendingAppend::PendingAppend(std::unique_ptr<Flush> flush) : flush_(std::move(flush)) {}
-PendingAppend::PendingAppend(PendingAppend&& other) noexcept = default;
-
-PendingAppend::~PendingAppend() {
-  if (flush_) (void)wait();
-}
-
-Status PendingAppend::wait() {
-  if (!flush_) return fail("internal: no append to wait for");
-  std::unique_ptr<Flush> f = std::move(flush_);
-  if (f->thread.joinable()) f->thread.join();
-  ::close(f->fd);
-  if (f->error != 0) {
-    errno = f->error;
-    return fail(errno_text("cannot fsync", f->path));
-  }
-  return {};
 }
 
 Status truncate_durable(const std::string& path, std::uint64_t size) {

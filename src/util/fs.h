@@ -12,7 +12,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,54 +40,6 @@ Status write_file_atomic(const std::string& path, std::string_view content, int 
 Status write_file_atomic(const std::string& path, const std::vector<std::string_view>& pieces,
                          int mode = 0644);
 Status append_durable(const std::string& path, std::string_view content);
-
-// write_file_atomic in two steps, so a caller can flush something else
-// while the new content is flushed. prepare_replace() writes the content
-// to a temp file beside `path` and fsyncs it; commit() renames it over
-// `path` and fsyncs the directory. Until commit() the old file stands, and
-// a PendingReplace dropped without commit() removes its temp file.
-class PendingReplace {
- public:
-  PendingReplace(PendingReplace&& other) noexcept;
-  PendingReplace& operator=(PendingReplace&&) = delete;
-  PendingReplace(const PendingReplace&) = delete;
-  PendingReplace& operator=(const PendingReplace&) = delete;
-  ~PendingReplace();
-  Status commit();
-
- private:
-  friend Expected<PendingReplace> prepare_replace(const std::string&,
-                                                  const std::vector<std::string_view>&, int);
-  PendingReplace(std::string path, std::string temp)
-      : path_(std::move(path)), temp_(std::move(temp)) {}
-  std::string path_;
-  std::string temp_;  // empty once committed or moved from
-};
-Expected<PendingReplace> prepare_replace(const std::string& path,
-                                         const std::vector<std::string_view>& pieces,
-                                         int mode = 0644);
-
-// append_durable with the flush running beside the caller: the content is
-// written at once, and wait() returns when it is on disk (or why not).
-// Where a flush costs nothing (tmpfs, ramfs) it is done at once and no
-// thread is started; elsewhere a thread does it. wait() must be called
-// before the object dies (the destructor waits too, dropping the result).
-class PendingAppend {
- public:
-  PendingAppend(PendingAppend&& other) noexcept;
-  PendingAppend& operator=(PendingAppend&&) = delete;
-  PendingAppend(const PendingAppend&) = delete;
-  PendingAppend& operator=(const PendingAppend&) = delete;
-  ~PendingAppend();
-  Status wait();
-
- private:
-  struct Flush;
-  friend Expected<PendingAppend> append_durable_started(const std::string&, std::string_view);
-  explicit PendingAppend(std::unique_ptr<Flush> flush);
-  std::unique_ptr<Flush> flush_;
-};
-Expected<PendingAppend> append_durable_started(const std::string& path, std::string_view content);
 Status truncate_durable(const std::string& path, std::uint64_t size);
 Status fsync_directory(const std::string& dir);
 // mkdir -p; succeeds when the directory already exists.

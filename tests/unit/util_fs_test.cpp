@@ -3,13 +3,8 @@
 #include "util/fs.h"
 
 #include <gtest/gtest.h>
-
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <filesystem>
 
 #include "support/test_util.h"
 
@@ -129,84 +124,6 @@ TEST(FileHasBytes, AMissingFileIsAnErrorNamingIt) {
   auto got = file_has_bytes(s / "absent", "x");
   ASSERT_FALSE(got.ok());
   EXPECT_NE(got.error().message.find("absent"), std::string::npos);
-}
-
-TEST(PrepareReplace, TheOldFileStandsUntilCommit) {
-  test::Scratch s;
-  const std::string path = s / "state.json";
-  ASSERT_TRUE(write_file_atomic(path, "old\n").ok());
-  {
-    auto pending = prepare_replace(path, {"new", "\n"});
-    ASSERT_TRUE(pending.ok());
-    EXPECT_EQ(test::slurp(path), "old\n");
-    ASSERT_TRUE(pending->commit().ok());
-    EXPECT_EQ(test::slurp(path), "new\n");
-    // Nothing left to commit a second time.
-    auto again = pending->commit();
-    ASSERT_FALSE(again.ok());
-    EXPECT_NE(again.error().message.find("state.json"), std::string::npos);
-  }
-  EXPECT_EQ(test::entries(s.path()), "state.json\n");
-  {
-    auto dropped = prepare_replace(path, {"never"});
-    ASSERT_TRUE(dropped.ok());
-  }
-  // Dropped without commit: the old content, and no temp file.
-  EXPECT_EQ(test::slurp(path), "new\n");
-  EXPECT_EQ(test::entries(s.path()), "state.json\n");
-}
-
-TEST(PrepareReplace, AFailureNamesThePathAndLeavesNothing) {
-  test::Scratch s;
-  auto pending = prepare_replace(join_path(s / "missing-dir", "state.json"), {"x"});
-  ASSERT_FALSE(pending.ok());
-  EXPECT_NE(pending.error().message.find("missing-dir"), std::string::npos);
-  EXPECT_EQ(test::entries(s.path()), "");
-}
-
-// The flush beside the caller, where flushes cost time (the scratch
-// directory's file system) and where they cost nothing (/dev/shm).
-TEST(AppendDurableStarted, AppendsAtOnceAndFlushesBeforeWaitReturns) {
-  test::Scratch s;
-  std::vector<std::string> dirs = {s.path()};
-  std::string shm = "/dev/shm/devgraph-test-XXXXXX";
-  if (is_directory("/dev/shm") && ::mkdtemp(shm.data()) != nullptr) dirs.push_back(shm);
-  for (const std::string& dir : dirs) {
-    const std::string path = join_path(dir, "events.jsonl");
-    ASSERT_TRUE(append_durable(path, "1\n").ok());
-    auto pending = append_durable_started(path, "2\n");
-    ASSERT_TRUE(pending.ok()) << dir;
-    // Written before the flush is waited for.
-    EXPECT_EQ(test::slurp(path), "1\n2\n") << dir;
-    EXPECT_TRUE(pending->wait().ok()) << dir;
-    {
-      // Dropped without wait(): the destructor waits.
-      auto dropped = append_durable_started(path, "3\n");
-      ASSERT_TRUE(dropped.ok());
-    }
-    EXPECT_EQ(test::slurp(path), "1\n2\n3\n") << dir;
-  }
-  if (dirs.size() > 1) std::filesystem::remove_all(dirs.back());
-}
-
-TEST(AppendDurableStarted, AFlushThatFailsIsAnErrorNamingTheFile) {
-  // A FIFO takes writes but not fdatasync (EINVAL); it sits on the
-  // scratch directory's file system, so the flush runs on its own thread.
-  test::Scratch s;
-  const std::string fifo = s / "events.fifo";
-  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
-  ASSERT_GE(reader, 0);
-  auto pending = append_durable_started(fifo, "line\n");
-  ASSERT_TRUE(pending.ok());
-  auto waited = pending->wait();
-  ASSERT_FALSE(waited.ok());
-  EXPECT_NE(waited.error().message.find("events.fifo"), std::string::npos);
-  EXPECT_FALSE(append_durable(fifo, "x").ok());
-  ::close(reader);
-  auto missing = append_durable_started(join_path(s / "no-dir", "events.jsonl"), "x");
-  ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("no-dir"), std::string::npos);
 }
 
 }  // namespace
