@@ -1,6 +1,7 @@
 // Build tool: writes a C++ source holding a GRAPH.yaml's bytes and the
-// typed Graph they parse to, written as literals, for Graph::snapshot()
-// (src/graph/graph.h; the declarations are in src/graph/graph_embedded.h).
+// typed Graph they parse to, written as constant tables with the code that
+// builds the Graph from them, for Graph::snapshot() (src/graph/graph.h; the
+// declarations are in src/graph/graph_embedded.h).
 //
 //   embed_graph GRAPH.yaml OUT.cpp
 //
@@ -8,9 +9,10 @@
 // holds what parsing the file means and nothing else. Every field is
 // written: the model's structs are taken apart with structured bindings, so
 // a field added to one of them stops this tool from compiling until it is
-// written too. Graph keeps private indexes and is no aggregate, so its own
-// fields are listed by name; tests/unit/graph_test.cpp compares the
-// snapshot with a fresh parse, and a field missed here fails that test.
+// written too (the generated row struct and make() follow the bindings).
+// Graph keeps private indexes and is no aggregate, so its own fields are
+// listed by name; tests/unit/graph_test.cpp compares the snapshot with a
+// fresh parse, and a field missed here fails that test.
 //
 // Exit codes: 0 written, 1 the graph cannot be read or parsed, or OUT.cpp
 // cannot be written.
