@@ -23,6 +23,29 @@ std::string errno_text(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + std::strerror(errno);
 }
 
+// Opens `path` for reading; the error names it.
+Expected<int> open_for_reading(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(errno_text("cannot read", path));
+  return fd;
+}
+
+// Closes a descriptor when it goes out of scope.
+struct CloseOnExit {
+  int fd;
+  ~CloseOnExit() { ::close(fd); }
+};
+
+// One read(2) of up to `n` bytes, again when a signal interrupts it; 0 at
+// the end of the file. The error names `path`.
+Expected<size_t> read_some(int fd, char* buf, size_t n, const std::string& path) {
+  for (;;) {
+    ssize_t got = ::read(fd, buf, n);
+    if (got >= 0) return static_cast<size_t>(got);
+    if (errno != EINTR) return fail(errno_text("cannot read", path));
+  }
+}
+
 Status write_all(int fd, std::string_view data, const std::string& path) {
   while (!data.empty()) {
     ssize_t n = ::write(fd, data.data(), data.size());
@@ -62,8 +85,8 @@ Status write_all(int fd, const std::vector<std::string_view>& pieces, const std:
 }  // namespace
 
 Expected<std::string> read_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(errno_text("cannot read", path));
+  DG_TRY(const int fd, open_for_reading(path));
+  const CloseOnExit closer{fd};
   struct stat st {};
   size_t expected = 0;
   if (::fstat(fd, &st) == 0 && st.st_size > 0) expected = static_cast<size_t>(st.st_size);
@@ -75,60 +98,37 @@ Expected<std::string> read_file(const std::string& path) {
   for (;;) {
     if (have == out.size()) out.resize(out.size() * 2);
     const size_t want = out.size() - have;
-    ssize_t n = ::read(fd, out.data() + have, want);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Error e = fail(errno_text("cannot read", path));
-      ::close(fd);
-      return e;
-    }
+    DG_TRY(const size_t n, read_some(fd, out.data() + have, want, path));
     if (n == 0) break;
-    have += static_cast<size_t>(n);
+    have += n;
     // A regular file answers a read short only at its end: once the size
     // stat gave is in, a short read needs no second read to see the end.
     // (Pipes, devices and /proc files, whose stat size is 0, are asked.)
-    if (expected > 0 && S_ISREG(st.st_mode) && have >= expected && static_cast<size_t>(n) < want)
-      break;
+    if (expected > 0 && S_ISREG(st.st_mode) && have >= expected && n < want) break;
   }
-  ::close(fd);
   out.resize(have);
   return out;
 }
 
 Expected<bool> file_has_bytes(const std::string& path, std::string_view bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(errno_text("cannot read", path));
+  DG_TRY(const int fd, open_for_reading(path));
+  const CloseOnExit closer{fd};
   struct stat st {};
   // A size of 0 may be a /proc file's; only a positive size is trusted.
   const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
-  if (regular && static_cast<uint64_t>(st.st_size) != bytes.size()) {
-    ::close(fd);
-    return false;
-  }
+  if (regular && static_cast<uint64_t>(st.st_size) != bytes.size()) return false;
   char block[16 << 10];
   size_t at = 0;
-  bool same = true;
   for (;;) {
-    ssize_t n = ::read(fd, block, sizeof block);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Error e = fail(errno_text("cannot read", path));
-      ::close(fd);
-      return e;
-    }
+    DG_TRY(const size_t n, read_some(fd, block, sizeof block, path));
     if (n == 0) break;
-    const auto got = static_cast<size_t>(n);
-    if (got > bytes.size() - at || std::memcmp(block, bytes.data() + at, got) != 0) {
-      same = false;
-      break;
-    }
-    at += got;
+    if (n > bytes.size() - at || std::memcmp(block, bytes.data() + at, n) != 0) return false;
+    at += n;
     // The size fstat gave has been read: as with read_file, a regular
     // file's end needs no further read.
     if (regular && at == bytes.size()) break;
   }
-  ::close(fd);
-  return same && at == bytes.size();
+  return at == bytes.size();
 }
 
 size_t file_size(const std::string& path) {
