@@ -124,6 +124,14 @@ TEST(FileHasBytes, AMissingFileIsAnErrorNamingIt) {
   auto got = file_has_bytes(s / "absent", "x");
   ASSERT_FALSE(got.ok());
   EXPECT_NE(got.error().message.find("absent"), std::string::npos);
+  // A directory opens but does not read: the error names it too, and
+  // reading leaves the directory as it was.
+  ASSERT_TRUE(make_directories(s / "dir").ok());
+  auto dir = file_has_bytes(s / "dir", "x");
+  ASSERT_FALSE(dir.ok());
+  EXPECT_NE(dir.error().message.find("cannot read"), std::string::npos);
+  EXPECT_NE(dir.error().message.find("dir"), std::string::npos);
+  EXPECT_EQ(test::entries(s / "dir"), "");
 }
 
 }  // namespace
