@@ -86,11 +86,16 @@ std::optional<std::string> decode_key(std::string_view quoted) {
 }  // namespace
 
 std::optional<DeferredState::Opened> DeferredState::open(
-    std::string text, const std::vector<std::string>& deferred_maps) {
+    std::string_view text, const std::vector<std::string>& deferred_maps) {
+  return open(FileBuffer::copy_of(text), deferred_maps);
+}
+
+std::optional<DeferredState::Opened> DeferredState::open(
+    FileBuffer text, const std::vector<std::string>& deferred_maps) {
   Opened opened;
   DeferredState& ds = opened.index;
   ds.text_ = std::move(text);
-  const std::string_view t = ds.text_;
+  const std::string_view t = ds.text_.view();
   // The canonical layout begins like this; anything else takes the parser.
   if (t.substr(0, 5) != "{\n  \"") return std::nullopt;
   Scanner sc(t);
@@ -391,7 +396,7 @@ std::vector<std::string_view> DeferredState::dump_pieces(const Json& state,
     storage = dump_py(state, 2) + "\n";
     return {storage};
   }
-  Pieces out(text_, storage);
+  Pieces out(text_.view(), storage);
   bool first = true;
   for (auto it = state.begin(); it != state.end(); ++it) {
     out.gen(first ? "{\n  " : ",\n  ");

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "util/expected.h"
+#include "util/fs.h"
 #include "util/json.h"
 
 namespace devgraph {
@@ -39,7 +40,8 @@ class DeferredState {
   struct Opened;
   // `text` is kept: the unparsed records are spans of it. The state comes
   // back beside the index so callers hold it like any parsed state.
-  static std::optional<Opened> open(std::string text,
+  static std::optional<Opened> open(FileBuffer text, const std::vector<std::string>& deferred_maps);
+  static std::optional<Opened> open(std::string_view text,
                                     const std::vector<std::string>& deferred_maps);
 
   // True when `map` is one of the deferred maps and the file had it.
@@ -93,11 +95,9 @@ class DeferredState {
   // The records of `parsed` the file did not have, after the others;
   // returns whether nothing has been written into the map yet.
   bool dump_added(Pieces& out, const Map& map, const Json& parsed, bool first) const;
-  std::string_view text(Span s) const {
-    return std::string_view(text_).substr(s.begin, s.end - s.begin);
-  }
+  std::string_view text(Span s) const { return text_.view().substr(s.begin, s.end - s.begin); }
 
-  std::string text_;
+  FileBuffer text_;
   std::vector<Map> maps_;
 };
 

@@ -418,7 +418,7 @@ Expected<Committed> run_transaction(const std::string& run_dir, const Graph& gra
     if (path_exists(state_path))
       return fail(state_path + " already exists; refusing to overwrite a run");
   } else {
-    DG_TRY(std::string text, read_file(state_path));
+    DG_TRY(FileBuffer text, read_file_buffer(state_path));
     std::optional<DeferredState::Opened> opened;
     if (mode == Mode::kUpdateDeferred) {
       // The text moves into the index (no copy of a file that can be
@@ -426,14 +426,14 @@ Expected<Committed> run_transaction(const std::string& run_dir, const Graph& gra
       // again for the full parse.
       opened = DeferredState::open(std::move(text), {kTasksRuntime, kBundlesRuntime});
       if (!opened) {
-        DG_TRY(text, read_file(state_path));
+        DG_TRY(text, read_file_buffer(state_path));
       }
     }
     if (opened) {
       txn.state_ = std::move(opened->state);
       txn.deferred_ = std::move(opened->index);
     } else {
-      DG_TRY(txn.state_, parse_json_fast(text, state_path));
+      DG_TRY(txn.state_, parse_json_fast(text.view(), state_path));
     }
     if (!txn.state_.is_object()) return fail(state_path + ": not a JSON object");
     const Json& seq = get(txn.state_, "event_seq");

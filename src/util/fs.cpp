@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 
 #include "util/heap.h"
 
@@ -84,7 +85,12 @@ Status write_all(int fd, const std::vector<std::string_view>& pieces, const std:
 
 }  // namespace
 
-Expected<std::string> read_file(const std::string& path) {
+namespace {
+
+// Reads the file at `path` into `out`, which grows as `grow(out, size)`
+// says (keeping what it holds); returns the number of bytes read.
+template <typename Buffer, typename Grow>
+Expected<size_t> read_whole(const std::string& path, Buffer& out, Grow grow) {
   DG_TRY(const int fd, open_for_reading(path));
   const CloseOnExit closer{fd};
   struct stat st {};
@@ -93,10 +99,10 @@ Expected<std::string> read_file(const std::string& path) {
   expect_large_heap(expected);
   // Read straight into the result; one byte of room beyond the size seen
   // tells end of file from a file that grew meanwhile.
-  std::string out(expected + 1, '\0');
+  grow(out, expected + 1);
   size_t have = 0;
   for (;;) {
-    if (have == out.size()) out.resize(out.size() * 2);
+    if (have == out.size()) grow(out, out.size() * 2);
     const size_t want = out.size() - have;
     DG_TRY(const size_t n, read_some(fd, out.data() + have, want, path));
     if (n == 0) break;
@@ -106,7 +112,38 @@ Expected<std::string> read_file(const std::string& path) {
     // (Pipes, devices and /proc files, whose stat size is 0, are asked.)
     if (expected > 0 && S_ISREG(st.st_mode) && have >= expected && n < want) break;
   }
-  out.resize(have);
+  return have;
+}
+
+}  // namespace
+
+Expected<std::string> read_file(const std::string& path) {
+  std::string out;
+  DG_TRY(const size_t size, read_whole(path, out, [](std::string& s, size_t n) { s.resize(n); }));
+  out.resize(size);
+  return out;
+}
+
+FileBuffer FileBuffer::copy_of(std::string_view bytes) {
+  FileBuffer b;
+  b.grow(bytes.size());
+  if (!bytes.empty()) std::memcpy(b.data(), bytes.data(), bytes.size());
+  return b;
+}
+
+void FileBuffer::grow(size_t size) {
+  // new char[] leaves the bytes as they are: nothing is written before the
+  // file's bytes are.
+  std::unique_ptr<char[]> bigger(new char[size]);
+  if (size_ > 0) std::memcpy(bigger.get(), bytes_.get(), std::min(size, size_));
+  bytes_ = std::move(bigger);
+  size_ = size;
+}
+
+Expected<FileBuffer> read_file_buffer(const std::string& path) {
+  FileBuffer out;
+  DG_TRY(const size_t size, read_whole(path, out, [](FileBuffer& b, size_t n) { b.grow(n); }));
+  out.truncate(size);
   return out;
 }
 

@@ -10,8 +10,10 @@
 //   interoperates with Python's fcntl.flock on the same file.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +24,30 @@
 namespace devgraph {
 
 Expected<std::string> read_file(const std::string& path);
+
+// A file's bytes in a heap buffer that is never zero-filled first: a
+// std::string of the size would write every byte once before the read
+// writes it again, which for a 370 KB state file is a memset as long as
+// the read itself.
+class FileBuffer {
+ public:
+  FileBuffer() = default;
+  // A buffer holding `bytes` (for callers that have the text already).
+  static FileBuffer copy_of(std::string_view bytes);
+  std::string_view view() const { return {bytes_.get(), size_}; }
+  char* data() { return bytes_.get(); }
+  size_t size() const { return size_; }
+  // Room for `size` bytes; the first min(size, size()) are kept.
+  void grow(size_t size);
+  // Forgets every byte past `size` (no reallocation).
+  void truncate(size_t size) { size_ = std::min(size, size_); }
+
+ private:
+  std::unique_ptr<char[]> bytes_;
+  size_t size_ = 0;
+};
+// read_file() into a FileBuffer.
+Expected<FileBuffer> read_file_buffer(const std::string& path);
 // Whether the file at `path` holds exactly `bytes`. It is compared a block
 // at a time through a buffer on the stack, so a match costs no copy of the
 // file on the heap (a command compares its skill's files with the copies

@@ -49,8 +49,39 @@ TEST(ReadFile, ReadsEmptySmallAndLargeFilesWhole) {
     auto got = read_file(path);
     ASSERT_TRUE(got.ok());
     EXPECT_EQ(*got, content);
+    auto buffer = read_file_buffer(path);
+    ASSERT_TRUE(buffer.ok());
+    EXPECT_EQ(buffer->view(), content);
     EXPECT_EQ(file_size(path), content.size());
   }
+}
+
+TEST(ReadFileBuffer, GrowsPastTheSizeStatGaveKeepingWhatWasRead) {
+  // A /proc file reports size 0: the buffer starts at one byte and grows,
+  // by copying, until the end.
+  auto got = read_file_buffer("/proc/self/status");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->view().substr(0, 5), "Name:");
+  EXPECT_NE(got->view().find("\nPid:"), std::string_view::npos);
+  EXPECT_EQ(got->view().back(), '\n');
+  auto missing = read_file_buffer("/nonexistent-devgraph-dir/state.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("/nonexistent-devgraph-dir/state.json"),
+            std::string::npos);
+}
+
+TEST(ReadFileBuffer, CopyGrowAndTruncateKeepTheBytes) {
+  FileBuffer b = FileBuffer::copy_of("abc");
+  EXPECT_EQ(b.view(), "abc");
+  b.grow(6);
+  ASSERT_EQ(b.size(), 6u);
+  EXPECT_EQ(b.view().substr(0, 3), "abc");
+  b.truncate(2);
+  EXPECT_EQ(b.view(), "ab");
+  b.truncate(5);  // never longer than it is
+  EXPECT_EQ(b.view(), "ab");
+  EXPECT_EQ(FileBuffer::copy_of("").view(), "");
+  EXPECT_EQ(FileBuffer().view(), "");
 }
 
 TEST(ReadFile, ReadsAFileWhoseSizeIsNotKnownAhead) {
