@@ -59,6 +59,7 @@ class Scanner {
     return i == start ? kBad : i;
   }
   bool at(size_t i, char c) const { return i < t_.size() && t_[i] == c; }
+  bool ws_at(size_t i) const { return i < t_.size() && is_ws(t_[i]); }
   // Whether the text in [begin, end) is `lit` (a literal, so the compare
   // is a few instructions rather than a call).
   template <size_t N>
@@ -96,6 +97,8 @@ std::optional<DeferredState::Opened> DeferredState::open(
   DeferredState& ds = opened.index;
   ds.text_ = std::move(text);
   const std::string_view t = ds.text_.view();
+  // Spans are 32-bit offsets.
+  if (t.size() >= UINT32_MAX) return std::nullopt;
   // The canonical layout begins like this; anything else takes the parser.
   if (t.substr(0, 5) != "{\n  \"") return std::nullopt;
   Scanner sc(t);
@@ -117,42 +120,71 @@ std::optional<DeferredState::Opened> DeferredState::open(
     if (deferred && sc.at(i, '{')) {
       Map map;
       map.name = *key;
-      // A record of the canonical layout takes a few hundred bytes; a
-      // guess that avoids most regrowth without holding much spare room.
-      map.records.reserve(t.size() / 512);
       const size_t value_begin = i;
+      // One pass over the whole map finds where every record's value
+      // begins and ends; the loop below then reads only keys and
+      // separators. (A record of the canonical layout takes a few hundred
+      // bytes: room for all of them at once.)
+      std::vector<JsonSpan> values;
+      values.reserve(t.size() / 256);
+      const size_t map_end = scan_json_children(t, value_begin, values);
+      if (map_end == kBad) return std::nullopt;
+      map.records.reserve(values.size());
+      size_t next_value = 0;
       i = sc.skip_ws(i + 1);
       if (!sc.at(i, '}')) {
         while (true) {
           // Records sit four spaces deep in the canonical layout; the
           // splice keeps their text, so insist on it.
           if (!sc.preceded_by(i, "\n    ") || !sc.at(i, '"')) return std::nullopt;
+          const size_t rkey_end = sc.skip_string(i);
+          if (rkey_end == kBad) return std::nullopt;
           Raw raw;
-          raw.key_text = {i, sc.skip_string(i)};
-          if (raw.key_text.end == kBad) return std::nullopt;
-          auto rkey = decode_key(t.substr(i, raw.key_text.end - i));
-          if (!rkey) return std::nullopt;
-          raw.key = std::move(*rkey);
-          i = sc.skip_ws(raw.key_text.end);
-          if (!sc.at(i, ':')) return std::nullopt;
-          i = sc.skip_ws(i + 1);
-          raw.value = {i, sc.skip_value(i)};
-          if (raw.value.end == kBad) return std::nullopt;
-          i = sc.skip_ws(raw.value.end);
-          const size_t value_end = raw.value.end;
-          if (!sc.is(raw.key_text.end, raw.value.begin, ": ")) map.plain = false;
-          map.records.push_back(std::move(raw));
-          if (sc.at(i, ',')) {
+          raw.key_text = {static_cast<uint32_t>(i), static_cast<uint32_t>(rkey_end)};
+          const std::string_view quoted = t.substr(i, rkey_end - i);
+          if (quoted.find('\\') != std::string_view::npos) {
+            auto rkey = decode_key(quoted);
+            if (!rkey) return std::nullopt;
+            raw.decoded = static_cast<uint32_t>(map.decoded_keys.size());
+            map.decoded_keys.push_back(std::move(*rkey));
+          }
+          // ": " is the canonical separator; anything else is read the
+          // long way and makes the map not plain.
+          if (sc.is(rkey_end, rkey_end + 2, ": ") && !sc.ws_at(rkey_end + 2)) {
+            i = rkey_end + 2;
+          } else {
+            map.plain = false;
+            i = sc.skip_ws(rkey_end);
+            if (!sc.at(i, ':')) return std::nullopt;
             i = sc.skip_ws(i + 1);
-            if (!sc.is(value_end, i, ",\n    ")) map.plain = false;
+          }
+          size_t value_end = kBad;
+          if (sc.at(i, '{') || sc.at(i, '[')) {
+            if (next_value == values.size() || values[next_value].begin != i) return std::nullopt;
+            value_end = values[next_value++].end;
+          } else {
+            value_end = sc.skip_value(i);
+          }
+          if (value_end == kBad) return std::nullopt;
+          raw.value = {static_cast<uint32_t>(i), static_cast<uint32_t>(value_end)};
+          map.records.push_back(raw);
+          if (sc.is(value_end, value_end + 6, ",\n    ") && !sc.ws_at(value_end + 6)) {
+            i = value_end + 6;
+            continue;
+          }
+          i = sc.skip_ws(value_end);
+          if (sc.at(i, ',')) {
+            map.plain = false;
+            i = sc.skip_ws(i + 1);
             continue;
           }
           if (sc.at(i, '}')) break;
           return std::nullopt;
         }
       }
+      if (i + 1 != map_end || next_value != values.size()) return std::nullopt;
       ++i;  // past the map's closing brace
-      if (!map.index_records()) map.plain = false;
+      if (!map.index_records(t)) map.plain = false;
       skeleton.append(t.substr(copied, value_begin - copied));
       skeleton.append("{}");
       copied = i;
@@ -199,17 +231,22 @@ size_t key_hash(std::string_view key) {
 
 }  // namespace
 
-size_t DeferredState::Map::find(std::string_view key) const {
+std::string_view DeferredState::Map::key(std::string_view text, const Raw& raw) const {
+  if (raw.decoded != kAsWritten) return decoded_keys[raw.decoded];
+  return text.substr(raw.key_text.begin + 1, raw.key_text.end - raw.key_text.begin - 2);
+}
+
+size_t DeferredState::Map::find(std::string_view text, std::string_view k) const {
   if (slots.empty()) return std::string::npos;
   const size_t mask = slots.size() - 1;
-  for (size_t at = key_hash(key) & mask;; at = (at + 1) & mask) {
+  for (size_t at = key_hash(k) & mask;; at = (at + 1) & mask) {
     const uint32_t slot = slots[at];
     if (slot == 0) return std::string::npos;
-    if (records[slot - 1].key == key) return slot - 1;
+    if (key(text, records[slot - 1]) == k) return slot - 1;
   }
 }
 
-bool DeferredState::Map::index_records() {
+bool DeferredState::Map::index_records(std::string_view text) {
   // Kept at most half full, so a probe ends at an empty slot soon; a power
   // of two, so the probe wraps with a mask.
   size_t size = 64;
@@ -218,11 +255,12 @@ bool DeferredState::Map::index_records() {
   const size_t mask = size - 1;
   size_t kept = 0;
   for (size_t r = 0; r < records.size(); ++r) {
-    size_t at = key_hash(records[r].key) & mask;
+    const std::string_view k = key(text, records[r]);
+    size_t at = key_hash(k) & mask;
     bool repeated = false;
     for (; slots[at] != 0; at = (at + 1) & mask) {
       Raw& earlier = records[slots[at] - 1];
-      if (earlier.key == records[r].key) {
+      if (key(text, earlier) == k) {
         earlier.value = records[r].value;
         repeated = true;
         break;
@@ -230,7 +268,7 @@ bool DeferredState::Map::index_records() {
     }
     if (repeated) continue;
     // Records move down over the dropped ones; slots count the kept.
-    if (kept != r) records[kept] = std::move(records[r]);
+    if (kept != r) records[kept] = records[r];
     slots[at] = static_cast<uint32_t>(++kept);
   }
   const bool unique = kept == records.size();
@@ -262,7 +300,7 @@ Expected<Json*> DeferredState::record(Json& state, const std::string& map_name,
   Json& holder = state[map_name];
   if (!holder.is_object()) return static_cast<Json*>(nullptr);
   if (holder.contains(key)) return &holder[key];
-  const size_t raw = map->find(key);
+  const size_t raw = map->find(text_.view(), key);
   if (raw == std::string::npos) return static_cast<Json*>(nullptr);
   DG_TRY(Json value, parse_json_fast(text(map->records[raw].value),
                                      "state.json " + map_name + "[" + key + "]"));
@@ -332,12 +370,12 @@ void DeferredState::dump_map(Pieces& out, const Map& map, const Json& parsed) co
     // between them goes out as it stands (its separators are canonical).
     std::vector<std::pair<size_t, const Json*>> changed;
     for (auto it = parsed.begin(); it != parsed.end(); ++it) {
-      size_t at = map.find(it.key());
+      size_t at = map.find(text_.view(), it.key());
       if (at != std::string::npos) changed.emplace_back(at, &it.value());
     }
     std::sort(changed.begin(), changed.end());
     out.gen("{\n    ");
-    size_t cursor = map.records.front().key_text.begin;
+    uint32_t cursor = map.records.front().key_text.begin;
     for (const auto& [at, value] : changed) {
       out.text({cursor, map.records[at].value.begin});
       out.gen_json(*value, 2, 2);
@@ -362,7 +400,7 @@ void DeferredState::dump_map(Pieces& out, const Map& map, const Json& parsed) co
     }
     first = false;
     out.text(raw.key_text);
-    auto it = parsed.find(raw.key);
+    auto it = parsed.find(std::string(map.key(text_.view(), raw)));
     if (it != parsed.end()) {
       out.gen(": ");
       out.gen_json(*it, 2, 2);
@@ -379,7 +417,7 @@ void DeferredState::dump_map(Pieces& out, const Map& map, const Json& parsed) co
 
 bool DeferredState::dump_added(Pieces& out, const Map& map, const Json& parsed, bool first) const {
   for (auto it = parsed.begin(); it != parsed.end(); ++it) {
-    if (map.find(it.key()) != std::string::npos) continue;
+    if (map.find(text_.view(), it.key()) != std::string::npos) continue;
     out.gen(first ? "{\n    " : ",\n    ");
     first = false;
     out.gen_json(Json(it.key()), 2, 2);

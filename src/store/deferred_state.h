@@ -60,18 +60,26 @@ class DeferredState {
   std::vector<std::string_view> dump_pieces(const Json& state, std::string& storage) const;
 
  private:
+  // Offsets into the text: a state file of 4 GiB or more is left to the
+  // parser.
   struct Span {
-    size_t begin = 0;
-    size_t end = 0;
+    uint32_t begin = 0;
+    uint32_t end = 0;
   };
+  // A record in 20 bytes, its key read in place: indexing 1,000 records
+  // builds no string.
   struct Raw {
-    std::string key;  // decoded
-    Span key_text;    // as written, quotes and escapes included
-    Span value;       // as written
+    Span key_text;  // as written, quotes and escapes included
+    Span value;     // as written
+    // The decoded key when it is not the text between the quotes (it was
+    // written with escapes): its position in Map::decoded_keys.
+    uint32_t decoded = kAsWritten;
   };
+  static constexpr uint32_t kAsWritten = UINT32_MAX;
   struct Map {
     std::string name;
-    std::vector<Raw> records;  // file order, one per key
+    std::vector<Raw> records;               // file order, one per key
+    std::vector<std::string> decoded_keys;  // of keys written with escapes
     // An open-addressing table over `records` by decoded key: each slot
     // holds a record's position + 1, or 0. Cheaper to build than a node
     // per key, and built once per command for every record.
@@ -79,13 +87,15 @@ class DeferredState {
     // Every separator as the canonical layout writes it and no key twice:
     // the text between changed records can then be copied as it stands.
     bool plain = true;
+    // The decoded key of `raw`, a record of this map in `text`.
+    std::string_view key(std::string_view text, const Raw& raw) const;
     // The position of the record `key` in `records`, or npos.
-    size_t find(std::string_view key) const;
+    size_t find(std::string_view text, std::string_view key) const;
     // Builds `slots` over `records` as open() collected them, in one pass
     // at the final size. A key seen before gives the earlier record its
     // value (Python's rule: first position, last value) and is dropped;
     // returns whether there was none.
-    bool index_records();
+    bool index_records(std::string_view text);
   };
   DeferredState() = default;
   const Map* find_map(const std::string& name) const;

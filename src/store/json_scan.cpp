@@ -12,10 +12,21 @@ namespace {
 
 constexpr size_t kBad = std::string_view::npos;
 
+// Where a scan reports the containers directly inside the scanned one.
+struct NoChildren {
+  void add(size_t, size_t) {}
+};
+struct ChildList {
+  std::vector<JsonSpan>* out;
+  void add(size_t begin, size_t end) { out->push_back({begin, end}); }
+};
+
 // The scanning state shared by both versions: one byte at a time, called
 // only for the bytes that can change it.
+template <typename Children>
 class Nesting {
  public:
+  explicit Nesting(Children children) : children_(children) {}
   // Returns true when `c` at `pos` closed the outermost bracket; sets
   // `bad` on a mismatch.
   bool step(char c, size_t pos) {
@@ -31,14 +42,15 @@ class Nesting {
       in_string_ = true;
       return false;
     }
-    return bracket(c);
+    return bracket(c, pos);
   }
   // A bracket known to stand outside any string.
-  [[gnu::always_inline]] bool bracket(char c) {
+  [[gnu::always_inline]] bool bracket(char c, size_t pos) {
     switch (c) {
       case '{':
       case '[':
         push(c == '{');
+        if (depth_ == 2) child_begin_ = pos;
         return false;
       case '}':
       case ']':
@@ -47,6 +59,7 @@ class Nesting {
           return true;
         }
         pop();
+        if (depth_ == 1) children_.add(child_begin_, pos + 1);
         return depth_ == 0;
       default:
         return false;
@@ -84,6 +97,8 @@ class Nesting {
   }
   bool top_is_brace() const { return (bits_ & 1) != 0; }
 
+  Children children_;
+  size_t child_begin_ = 0;
   bool in_string_ = false;
   bool bad_ = false;
   size_t escaped_until_ = 0;
@@ -98,14 +113,27 @@ bool is_interesting(char c) {
 
 }  // namespace
 
-size_t skip_json_container_scalar(std::string_view t, size_t i) {
+namespace {
+
+template <typename Children>
+size_t scan_scalar(std::string_view t, size_t i, Children children) {
   if (i >= t.size() || (t[i] != '{' && t[i] != '[')) return kBad;
-  Nesting n;
+  Nesting<Children> n(children);
   for (size_t pos = i; pos < t.size(); ++pos) {
     if (pos < n.escaped_until() || !is_interesting(t[pos])) continue;
     if (n.step(t[pos], pos)) return n.bad() ? kBad : pos + 1;
   }
   return kBad;
+}
+
+}  // namespace
+
+size_t skip_json_container_scalar(std::string_view t, size_t i) {
+  return scan_scalar(t, i, NoChildren{});
+}
+
+size_t scan_json_children_scalar(std::string_view t, size_t i, std::vector<JsonSpan>& children) {
+  return scan_scalar(t, i, ChildList{&children});
 }
 
 #if defined(__SSE2__)
@@ -154,9 +182,12 @@ uint64_t prefix_xor(uint64_t x) {
 
 }  // namespace
 
-size_t skip_json_container(std::string_view t, size_t i) {
+namespace {
+
+template <typename Children>
+size_t scan_simd(std::string_view t, size_t i, Children children) {
   if (i >= t.size() || (t[i] != '{' && t[i] != '[')) return kBad;
-  Nesting n;
+  Nesting<Children> n(children);
   const char* p = t.data();
   const size_t size = t.size();
   size_t pos = i;
@@ -182,7 +213,7 @@ size_t skip_json_container(std::string_view t, size_t i) {
       while (live != 0) {
         const size_t at = pos + static_cast<size_t>(__builtin_ctzll(live));
         live &= live - 1;
-        if (n.bracket(p[at])) return n.bad() ? kBad : at + 1;
+        if (n.bracket(p[at], at)) return n.bad() ? kBad : at + 1;
       }
       n.set_in_string((in_string >> 63) != 0);
     }
@@ -195,10 +226,24 @@ size_t skip_json_container(std::string_view t, size_t i) {
   return kBad;
 }
 
+}  // namespace
+
+size_t skip_json_container(std::string_view t, size_t i) {
+  return scan_simd(t, i, NoChildren{});
+}
+
+size_t scan_json_children(std::string_view t, size_t i, std::vector<JsonSpan>& children) {
+  return scan_simd(t, i, ChildList{&children});
+}
+
 #else
 
 size_t skip_json_container(std::string_view t, size_t i) {
   return skip_json_container_scalar(t, i);
+}
+
+size_t scan_json_children(std::string_view t, size_t i, std::vector<JsonSpan>& children) {
+  return scan_json_children_scalar(t, i, children);
 }
 
 #endif

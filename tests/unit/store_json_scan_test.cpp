@@ -5,6 +5,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "util/json.h"
 
@@ -13,12 +14,42 @@ namespace {
 
 constexpr size_t kBad = std::string_view::npos;
 
-// Both versions, which must agree on every input.
+// The containers directly inside the one at `i`, by the fast version; the
+// scalar version must list the same, and both must end where
+// skip_json_container() does.
+std::vector<JsonSpan> children_of(std::string_view text, size_t i = 0) {
+  std::vector<JsonSpan> fast, scalar;
+  const size_t end = scan_json_children(text, i, fast);
+  EXPECT_EQ(end, scan_json_children_scalar(text, i, scalar)) << text;
+  EXPECT_EQ(end, skip_json_container(text, i)) << text;
+  EXPECT_EQ(fast, scalar) << text;
+  return fast;
+}
+
+// Both versions, which must agree on every input (and so must the scans
+// that list children).
 size_t both(std::string_view text, size_t i = 0) {
   size_t fast = skip_json_container(text, i);
   size_t scalar = skip_json_container_scalar(text, i);
   EXPECT_EQ(fast, scalar) << text;
+  children_of(text, i);
   return fast;
+}
+
+std::vector<std::string_view> texts(std::string_view text, const std::vector<JsonSpan>& spans) {
+  std::vector<std::string_view> out;
+  for (const JsonSpan& s : spans) out.push_back(text.substr(s.begin, s.end - s.begin));
+  return out;
+}
+
+TEST(JsonScan, ListsTheContainersDirectlyInside) {
+  const std::string_view map = R"({"a": {"x": [1]}, "b": 2, "c": "{[", "d": [], "e": {}} tail)";
+  EXPECT_EQ(texts(map, children_of(map)),
+            (std::vector<std::string_view>{R"({"x": [1]})", "[]", "{}"}));
+  EXPECT_TRUE(children_of("[1, \"]\", 2]").empty());
+  const std::string_view nested = R"(x[[[]], {"k": "\"}"}])";
+  EXPECT_EQ(texts(nested, children_of(nested, 1)),
+            (std::vector<std::string_view>{"[[]]", R"({"k": "\"}"})"}));
 }
 
 TEST(JsonScan, FindsTheClosingBracket) {
@@ -118,6 +149,18 @@ TEST(JsonScan, RandomDocumentsEndWhereTheyEnd) {
     }
     std::string text = dump_py(doc, round % 2 ? 2 : -1);
     EXPECT_EQ(both(text + ", \"after\": [}"), text.size()) << text;
+    // Each container inside is listed, in order, by its exact text.
+    std::vector<Json> containers;
+    for (const Json& v : doc) {
+      if (v.is_object() || v.is_array()) containers.push_back(v);
+    }
+    const std::vector<JsonSpan> spans = children_of(text);
+    ASSERT_EQ(spans.size(), containers.size()) << text;
+    for (size_t k = 0; k < spans.size(); ++k) {
+      std::string expected;
+      append_py(expected, containers[k], round % 2 ? 2 : -1, 1);
+      EXPECT_EQ(text.substr(spans[k].begin, spans[k].end - spans[k].begin), expected) << text;
+    }
   }
 }
 
