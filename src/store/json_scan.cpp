@@ -145,7 +145,7 @@ struct ChunkMasks {
   uint64_t quotes, backslashes, brackets;
 };
 
-ChunkMasks classify(const char* p) {
+[[gnu::always_inline]] inline ChunkMasks classify(const char* p) {
   const __m128i quote = _mm_set1_epi8('"');
   const __m128i backslash = _mm_set1_epi8('\\');
   // '[' and ']' are '{' and '}' without bit 5 (0x5b/0x7b, 0x5d/0x7d), and
@@ -154,16 +154,25 @@ ChunkMasks classify(const char* p) {
   const __m128i open = _mm_set1_epi8('{');
   const __m128i close = _mm_set1_epi8('}');
   ChunkMasks m{0, 0, 0};
+  // Backslashes are rare: whether the 64 bytes hold one is all the fast
+  // path needs, so their compares are gathered into one mask at the end.
+  __m128i any_backslash = _mm_setzero_si128();
+  auto bits = [](__m128i v) {
+    return static_cast<uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(v)));
+  };
   for (int k = 0; k < 4; ++k) {
     __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
     __m128i folded = _mm_or_si128(block, bit5);
-    auto bits = [](__m128i v) {
-      return static_cast<uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(v)));
-    };
     m.quotes |= bits(_mm_cmpeq_epi8(block, quote)) << (16 * k);
-    m.backslashes |= bits(_mm_cmpeq_epi8(block, backslash)) << (16 * k);
     m.brackets |= bits(_mm_or_si128(_mm_cmpeq_epi8(folded, open), _mm_cmpeq_epi8(folded, close)))
                   << (16 * k);
+    any_backslash = _mm_or_si128(any_backslash, _mm_cmpeq_epi8(block, backslash));
+  }
+  if (bits(any_backslash) != 0) {
+    for (int k = 0; k < 4; ++k) {
+      __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+      m.backslashes |= bits(_mm_cmpeq_epi8(block, backslash)) << (16 * k);
+    }
   }
   return m;
 }
