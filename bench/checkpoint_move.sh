@@ -10,8 +10,8 @@
 #   WORK_PARENT    where the runs live (default: $TMPDIR or /tmp). Point it
 #                  at a RAM file system to time the software without the
 #                  disk's fsync latency.
-# Prints one line per size: medians (ms) and the ratio; BENCHMARKS.md
-# quotes them.
+# Prints the process floor (`devgraph --version`), then one line per size:
+# medians (ms) and the ratio; BENCHMARKS.md quotes them.
 set -euo pipefail
 
 build=${1:?usage: bench/checkpoint_move.sh BUILD_DIR REFERENCE_DIR [WORK_PARENT]}
@@ -21,6 +21,17 @@ devgraph="$build/devgraph"
 work=$(mktemp -d "$parent/devgraph-bench-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export HOME="$work"  # the reference may record session metrics under $HOME
+
+# The process floor in the same minutes: how long this machine takes to
+# start and end devgraph doing nothing. On a shared machine it moves by
+# half a millisecond from one minute to the next; read the medians
+# below against it.
+hyperfine -N --warmup 3 --runs 60 --export-json "$work/floor.json" "$devgraph --version" >/dev/null
+python3 - "$work/floor.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+print(f"floor: devgraph --version p50={r['median'] * 1e3:.2f} ms (min {r['min'] * 1e3:.2f})")
+PY
 
 for n in 10 100 1000; do
   base="$work/base-$n/runs/r$n"
