@@ -10,6 +10,7 @@
 // graph` can report every problem at once.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -147,9 +148,15 @@ class Graph {
 
  private:
   void index();
-  std::map<std::string, size_t, std::less<>> node_index_;
-  std::map<std::string, size_t, std::less<>> lane_of_node_;
-  std::map<std::string, size_t, std::less<>> lane_index_;
+  // The name of lane_of_node_ entry `entry`.
+  std::string_view lane_entry_node(uint32_t entry) const;
+  // Positions in `nodes` and `lanes`, sorted by name, one per name (the
+  // last, as a later definition replaces an earlier one).
+  std::vector<uint32_t> node_index_;
+  std::vector<uint32_t> lane_index_;
+  // (lane << 16 | position in that lane's `nodes`), sorted by node name,
+  // one per name: the first lane that lists it.
+  std::vector<uint32_t> lane_of_node_;
 };
 
 // Every structural problem of the graph: unknown route targets, nodes in no

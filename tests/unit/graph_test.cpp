@@ -128,6 +128,44 @@ legacy_nodes: {work: start, old: gone}
   EXPECT_TRUE(has("capacity.actions: no action for tier red"));
 }
 
+// node(), lane() and lane_of() find every name and nothing else; a node
+// listed by two lanes belongs to the first (check_graph reports it).
+TEST(Graph, LookupsFindEveryNameAndTheFirstLaneWins) {
+  Graph g = shipped_graph();
+  for (const GraphNode& n : g.nodes) {
+    ASSERT_NE(g.node(n.name), nullptr) << n.name;
+    EXPECT_EQ(g.node(n.name)->name, n.name);
+  }
+  for (const GraphLane& l : g.lanes) {
+    ASSERT_NE(g.lane(l.name), nullptr) << l.name;
+    EXPECT_EQ(g.lane(l.name)->name, l.name);
+    for (const std::string& n : l.nodes) EXPECT_NE(g.lane_of(n), nullptr) << n;
+  }
+  for (const char* absent : {"", "a", "zzz", "verif", "verifyy", "task_"}) {
+    EXPECT_EQ(g.node(absent), nullptr) << absent;
+    EXPECT_EQ(g.lane(absent), nullptr) << absent;
+    EXPECT_EQ(g.lane_of(absent), nullptr) << absent;
+  }
+  auto two = Graph::parse(R"(
+version: 4
+entrypoint: ab
+lanes:
+  second: {nodes: [b, ab]}
+  first: {nodes: [a, ab, a]}
+nodes:
+  a: {type: deterministic}
+  ab: {type: deterministic}
+  b: {type: deterministic}
+)",
+                          "G.yaml");
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  EXPECT_EQ(two->lane_of("ab")->name, "second");
+  EXPECT_EQ(two->lane_of("a")->name, "first");
+  EXPECT_EQ(two->node("ab")->lane, "second");
+  EXPECT_EQ(two->node("a")->name, "a");
+  EXPECT_EQ(two->node("abc"), nullptr);
+}
+
 // The compiled-in snapshot (Graph::snapshot) must be exactly what parsing
 // the shipped file gives, and must never stand in for any other text.
 TEST(Graph, SnapshotIsWhatParsingTheShippedGraphGives) {
