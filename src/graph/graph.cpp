@@ -286,84 +286,84 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
 
 namespace {
 
-// Positions 0..n-1 sorted by name(position), keeping one per name: the
-// last when `keep_last`, else the first (a stable sort keeps file order
-// among equal names).
-template <typename Name>
-std::vector<uint32_t> sorted_positions(size_t n, Name name, bool keep_last) {
-  std::vector<uint32_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return name(a) < name(b); });
-  std::vector<uint32_t> out;
-  out.reserve(n);
-  for (uint32_t i : order) {
-    if (!out.empty() && name(out.back()) == name(i)) {
-      if (keep_last) out.back() = i;
+// `items` sorted by name(item), keeping one per name: the last when
+// `keep_last`, else the first (a stable sort keeps their given order among
+// equal names).
+template <typename T, typename Name>
+std::vector<T> sort_unique(std::vector<T> items, Name name, bool keep_last) {
+  std::stable_sort(items.begin(), items.end(),
+                   [&](const T& a, const T& b) { return name(a) < name(b); });
+  std::vector<T> out;
+  out.reserve(items.size());
+  for (const T& item : items) {
+    if (!out.empty() && name(out.back()) == name(item)) {
+      if (keep_last) out.back() = item;
       continue;
     }
-    out.push_back(i);
+    out.push_back(item);
   }
   return out;
 }
 
-// The entry of `index` (sorted by name(entry)) named `key`, or nullopt.
-template <typename Name>
-std::optional<uint32_t> find_sorted(const std::vector<uint32_t>& index, std::string_view key,
-                                    Name name) {
+// 0 .. n-1.
+std::vector<uint32_t> positions(size_t n) {
+  std::vector<uint32_t> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<uint32_t>(i);
+  return out;
+}
+
+// The entry of `index` (sorted by name(entry)) named `key`, or nullptr.
+template <typename T, typename Name>
+const T* find_sorted(const std::vector<T>& index, std::string_view key, Name name) {
   auto it = std::lower_bound(index.begin(), index.end(), key,
-                             [&](uint32_t e, std::string_view k) { return name(e) < k; });
-  if (it == index.end() || name(*it) != key) return std::nullopt;
-  return *it;
+                             [&](const T& e, std::string_view k) { return name(e) < k; });
+  if (it == index.end() || name(*it) != key) return nullptr;
+  return &*it;
 }
 
 }  // namespace
 
-std::string_view Graph::lane_entry_node(uint32_t entry) const {
-  return lanes[entry >> 16].nodes[entry & 0xffff];
+std::string_view Graph::lane_entry_node(const LaneEntry& entry) const {
+  return lanes[entry.first].nodes[entry.second];
 }
 
 void Graph::index() {
-  // Sorted position lists rather than maps: a short command builds these
-  // once and looks up a handful of names, and a sorted vector costs one
-  // allocation where a map costs one per name.
-  node_index_ = sorted_positions(
-      nodes.size(), [&](uint32_t i) -> std::string_view { return nodes[i].name; }, true);
-  lane_index_ = sorted_positions(
-      lanes.size(), [&](uint32_t i) -> std::string_view { return lanes[i].name; }, true);
-  // Entries of lane_of_node_ are (lane << 16 | position in its list), in
-  // file order, so the first lane listing a node wins (check_graph reports
-  // doubles).
-  std::vector<uint32_t> entries;
+  // Sorted lists rather than maps: a short command builds these once and
+  // looks up a handful of names, and a sorted vector costs one allocation
+  // where a map costs one per name.
+  node_index_ = sort_unique(
+      positions(nodes.size()), [&](uint32_t i) -> std::string_view { return nodes[i].name; }, true);
+  lane_index_ = sort_unique(
+      positions(lanes.size()), [&](uint32_t i) -> std::string_view { return lanes[i].name; }, true);
+  // In file order, so the first lane listing a node wins (check_graph
+  // reports doubles).
+  std::vector<LaneEntry> entries;
   for (size_t i = 0; i < lanes.size(); ++i)
-    for (size_t k = 0; k < lanes[i].nodes.size() && k < 0x10000; ++k)
-      entries.push_back(static_cast<uint32_t>(i << 16 | k));
-  std::vector<uint32_t> order = sorted_positions(
-      entries.size(), [&](uint32_t e) -> std::string_view { return lane_entry_node(entries[e]); },
-      false);
-  lane_of_node_.clear();
-  lane_of_node_.reserve(order.size());
-  for (uint32_t e : order) lane_of_node_.push_back(entries[e]);
+    for (size_t k = 0; k < lanes[i].nodes.size(); ++k)
+      entries.emplace_back(static_cast<uint32_t>(i), static_cast<uint32_t>(k));
+  lane_of_node_ = sort_unique(
+      std::move(entries), [&](const LaneEntry& e) { return lane_entry_node(e); }, false);
   for (auto& n : nodes) {
     if (const GraphLane* l = lane_of(n.name)) n.lane = l->name;
   }
 }
 
 const GraphNode* Graph::node(std::string_view n) const {
-  auto at =
+  const uint32_t* at =
       find_sorted(node_index_, n, [&](uint32_t i) -> std::string_view { return nodes[i].name; });
   return at ? &nodes[*at] : nullptr;
 }
 
 const GraphLane* Graph::lane(std::string_view n) const {
-  auto at =
+  const uint32_t* at =
       find_sorted(lane_index_, n, [&](uint32_t i) -> std::string_view { return lanes[i].name; });
   return at ? &lanes[*at] : nullptr;
 }
 
 const GraphLane* Graph::lane_of(std::string_view n) const {
-  auto at = find_sorted(lane_of_node_, n, [&](uint32_t e) { return lane_entry_node(e); });
-  return at ? &lanes[*at >> 16] : nullptr;
+  const LaneEntry* at =
+      find_sorted(lane_of_node_, n, [&](const LaneEntry& e) { return lane_entry_node(e); });
+  return at ? &lanes[at->first] : nullptr;
 }
 
 bool Graph::has_event(std::string_view e) const {

@@ -148,15 +148,16 @@ class Graph {
 
  private:
   void index();
-  // The name of lane_of_node_ entry `entry`.
-  std::string_view lane_entry_node(uint32_t entry) const;
+  // (lane, position in that lane's `nodes`).
+  using LaneEntry = std::pair<uint32_t, uint32_t>;
+  // The node name a LaneEntry stands for.
+  std::string_view lane_entry_node(const LaneEntry& entry) const;
   // Positions in `nodes` and `lanes`, sorted by name, one per name (the
   // last, as a later definition replaces an earlier one).
   std::vector<uint32_t> node_index_;
   std::vector<uint32_t> lane_index_;
-  // (lane << 16 | position in that lane's `nodes`), sorted by node name,
-  // one per name: the first lane that lists it.
-  std::vector<uint32_t> lane_of_node_;
+  // Sorted by node name, one per name: the first lane that lists it.
+  std::vector<LaneEntry> lane_of_node_;
 };
 
 // Every structural problem of the graph: unknown route targets, nodes in no

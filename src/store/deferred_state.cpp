@@ -409,7 +409,7 @@ void DeferredState::dump_map(Pieces& out, const Map& map, const Json& parsed) co
     }
     first = false;
     out.text(raw.key_text);
-    auto it = parsed.find(std::string(map.key(text_.view(), raw)));
+    auto it = parsed.find(map.key(text_.view(), raw));
     if (it != parsed.end()) {
       out.gen(": ");
       out.gen_json(*it, 2, 2);

@@ -111,10 +111,6 @@ bool is_interesting(char c) {
   return c == '"' || c == '\\' || c == '{' || c == '}' || c == '[' || c == ']';
 }
 
-}  // namespace
-
-namespace {
-
 template <typename Children>
 size_t scan_scalar(std::string_view t, size_t i, Children children) {
   if (i >= t.size() || (t[i] != '{' && t[i] != '[')) return kBad;
@@ -188,10 +184,6 @@ uint64_t prefix_xor(uint64_t x) {
   x ^= x << 32;
   return x;
 }
-
-}  // namespace
-
-namespace {
 
 template <typename Children>
 size_t scan_simd(std::string_view t, size_t i, Children children) {
