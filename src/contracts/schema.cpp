@@ -59,6 +59,7 @@ nlohmann::json to_plain(const Json& v) {
 }  // namespace
 
 struct Schema::Impl {
+  bool shipped = false;
   std::optional<CompiledSchema> compiled;
   valijson::Schema schema;  // used when `compiled` is empty
 };
@@ -72,6 +73,7 @@ Expected<Schema> Schema::load(const std::string& path, Engine engine) {
   if (engine == Engine::kFastest) {
     if (auto shipped = embedded_schema_of_file(path)) {
       auto impl = std::make_unique<Impl>();
+      impl->shipped = true;
       impl->compiled = std::move(shipped);
       return Schema(std::move(impl));
     }
@@ -96,6 +98,10 @@ Expected<Schema> Schema::parse(const Json& schema, const std::string& origin, En
     return fail(origin + ": not a usable JSON schema: " + e.what());
   }
   return Schema(std::move(impl));
+}
+
+bool Schema::shipped() const {
+  return impl_->shipped;
 }
 
 bool Schema::compiled() const {

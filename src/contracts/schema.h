@@ -37,6 +37,9 @@ class Schema {
   std::vector<std::string> validate(const Json& value) const;
   // Which validator this schema ended up with.
   bool compiled() const;
+  // Whether it is the schema compiled into this build (load() found a file
+  // with exactly the shipped bytes), so that the build's version names it.
+  bool shipped() const;
 
  private:
   struct Impl;

@@ -10,9 +10,14 @@
 //
 // Contracts:
 // - open() takes the layout the store and the reference runtime write
-//   (Python's json.dumps(indent=2)). Any other layout, or text the scan
-//   cannot follow, returns nullopt and the caller parses the whole file
-//   instead, so errors are worded by the ordinary parser.
+//   (Python's json.dumps(indent=2)). Any other layout between the records,
+//   or text the scan cannot follow, returns nullopt and the caller parses
+//   the whole file instead, so errors are worded by the ordinary parser.
+//   Inside a record only the structure is followed (strings, brackets): an
+//   untouched record is copied as it is, whatever its layout and even if it
+//   is not valid JSON. So this is for files whose records are known to be
+//   valid and canonical: the store opens only a state.json it wrote itself
+//   (RunStore::defer_cursor_maps).
 // - Python's rule for repeated keys holds (first position, last value),
 //   for top-level keys and for records.
 // - The opened state is the whole state except that each deferred map

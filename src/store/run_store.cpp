@@ -216,8 +216,9 @@ class Txn final : public Transaction {
 };
 
 // Checks the state against the schema. When only some cursor records
-// changed, the untouched ones (valid when they were written) are swapped
-// out for the check, so a move costs the same at 10 or 1,000 tasks.
+// changed in a trusted state (see wrote_this_state), the untouched ones
+// are swapped out for the check, so a move costs the same at 10 or 1,000
+// tasks.
 Status validate_state(const Schema& schema, Txn& txn) {
   Json& state = txn.state_;
   if (!state.is_object()) return fail("state failed schema validation: the state is not an object");
@@ -396,6 +397,17 @@ Json merged_detail(Json base, const Json& user) {
 // changes that reach cursors only through Txn::cursor().
 enum class Mode { kCreate, kUpdate, kUpdateDeferred };
 
+// Only the state.json the note in RUN_DIR/.lock names is trusted: every
+// record in it was checked as it was written or copied from an earlier such
+// file, so a transaction checks only what it changes, and may leave the
+// cursor maps unparsed. Any other state.json (edited by hand, or written by
+// the reference) is parsed and checked whole, as the reference does, and an
+// invalid one is refused before anything changes.
+bool wrote_this_state(const FileLock& lock, const FileIdentity& id) {
+  auto note = lock.read_note();
+  return note && *note == written_state_note(id);
+}
+
 Mode update_mode(bool defer_cursors) {
   return defer_cursors ? Mode::kUpdateDeferred : Mode::kUpdate;
 }
@@ -414,13 +426,19 @@ Expected<Committed> run_transaction(const std::string& run_dir, const Graph& gra
   }
   DG_TRY(FileLock lock, FileLock::acquire(join_path(run_dir, kLockFile)));
   Txn txn(graph, iso_utc(clock.wall()), events_path);
+  // Whether state.json is the file this build wrote last (its note in
+  // .lock names it): only then are its untouched cursor records taken as
+  // checked, and left unparsed when the caller asks.
+  bool trusted = false;
   if (mode == Mode::kCreate) {
     if (path_exists(state_path))
       return fail(state_path + " already exists; refusing to overwrite a run");
   } else {
-    DG_TRY(FileBuffer text, read_file_buffer(state_path));
+    FileIdentity read_id;
+    DG_TRY(FileBuffer text, read_file_buffer(state_path, &read_id));
+    trusted = schema.shipped() && wrote_this_state(lock, read_id);
     std::optional<DeferredState::Opened> opened;
-    if (mode == Mode::kUpdateDeferred) {
+    if (mode == Mode::kUpdateDeferred && trusted) {
       // The text moves into the index (no copy of a file that can be
       // megabytes); a layout the scan does not take, which is rare, is read
       // again for the full parse.
@@ -444,6 +462,7 @@ Expected<Committed> run_transaction(const std::string& run_dir, const Graph& gra
   }
   DG_CHECK(mutate(txn));
   txn.state_["updated_at"] = txn.now();
+  if (!trusted) txn.validate_everything_ = true;
   DG_CHECK(validate_state(schema, txn));
   for (const auto& [path, content] : txn.side_files_) DG_CHECK(write_file_atomic(path, content));
   if (mode == Mode::kCreate && path_exists(events_path)) {
@@ -465,10 +484,22 @@ Expected<Committed> run_transaction(const std::string& run_dir, const Graph& gra
   } else {
     DG_CHECK(write_file_atomic(state_path, dump_py(txn.state_, 2) + "\n"));
   }
+  // A note that a crash loses or cuts short only costs the next command a
+  // full parse; one that names the old file cannot match the new one.
+  if (schema.shipped()) {
+    if (auto written = file_identity(state_path))
+      (void)lock.write_note(written_state_note(*written));
+  }
   return Committed{std::move(txn.state_), std::move(txn.events_)};
 }
 
 }  // namespace
+
+std::string written_state_note(const FileIdentity& written) {
+  return "devgraph " DEVGRAPH_VERSION " wrote state.json " + std::to_string(written.device) + " " +
+         std::to_string(written.inode) + " " + std::to_string(written.size) + " " +
+         std::to_string(written.mtime_ns) + " " + std::to_string(written.ctime_ns) + "\n";
+}
 
 RunStore::RunStore(std::string run_dir, const Graph& graph, const Schema& state_schema,
                    const Clock& clock)

@@ -83,19 +83,31 @@ Status write_all(int fd, const std::vector<std::string_view>& pieces, const std:
   return {};
 }
 
-}  // namespace
-
-namespace {
+FileIdentity identity_of(const struct stat& st) {
+  FileIdentity id;
+  id.device = static_cast<uint64_t>(st.st_dev);
+  id.inode = static_cast<uint64_t>(st.st_ino);
+  id.size = static_cast<uint64_t>(st.st_size);
+  id.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  id.ctime_ns = static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  return id;
+}
 
 // Reads the file at `path` into `out`, which grows as `grow(out, size)`
 // says (keeping what it holds); returns the number of bytes read.
 template <typename Buffer, typename Grow>
-Expected<size_t> read_whole(const std::string& path, Buffer& out, Grow grow) {
+Expected<size_t> read_whole(const std::string& path, Buffer& out, Grow grow,
+                            FileIdentity* identity = nullptr) {
   DG_TRY(const int fd, open_for_reading(path));
   const CloseOnExit closer{fd};
   struct stat st {};
   size_t expected = 0;
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) expected = static_cast<size_t>(st.st_size);
+  if (::fstat(fd, &st) != 0) {
+    if (identity != nullptr) return fail(errno_text("cannot stat", path));
+  } else {
+    if (st.st_size > 0) expected = static_cast<size_t>(st.st_size);
+    if (identity != nullptr) *identity = identity_of(st);
+  }
   expect_large_heap(expected);
   // Read straight into the result; one byte of room beyond the size seen
   // tells end of file from a file that grew meanwhile.
@@ -140,9 +152,16 @@ void FileBuffer::grow(size_t size) {
   size_ = size;
 }
 
-Expected<FileBuffer> read_file_buffer(const std::string& path) {
+Expected<FileIdentity> file_identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return fail(errno_text("cannot stat", path));
+  return identity_of(st);
+}
+
+Expected<FileBuffer> read_file_buffer(const std::string& path, FileIdentity* identity) {
   FileBuffer out;
-  DG_TRY(const size_t size, read_whole(path, out, [](FileBuffer& b, size_t n) { b.grow(n); }));
+  DG_TRY(const size_t size, read_whole(
+                                path, out, [](FileBuffer& b, size_t n) { b.grow(n); }, identity));
   out.truncate(size);
   return out;
 }
@@ -277,7 +296,7 @@ Expected<FileLock> FileLock::acquire(const std::string& path) {
     ::close(fd);
     return e;
   }
-  return FileLock(fd);
+  return FileLock(fd, path);
 }
 
 Expected<std::optional<FileLock>> FileLock::try_acquire(const std::string& path) {
@@ -291,10 +310,10 @@ Expected<std::optional<FileLock>> FileLock::try_acquire(const std::string& path)
     errno = err;
     return fail(errno_text("cannot lock", path));
   }
-  return std::optional<FileLock>(FileLock(fd));
+  return std::optional<FileLock>(FileLock(fd, path));
 }
 
-FileLock::FileLock(FileLock&& other) noexcept : fd_(other.fd_) {
+FileLock::FileLock(FileLock&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) {
   other.fd_ = -1;
 }
 
@@ -302,6 +321,7 @@ FileLock& FileLock::operator=(FileLock&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = other.fd_;
+    path_ = std::move(other.path_);
     other.fd_ = -1;
   }
   return *this;
@@ -310,6 +330,32 @@ FileLock& FileLock::operator=(FileLock&& other) noexcept {
 FileLock::~FileLock() {
   // Closing the descriptor releases the flock.
   if (fd_ >= 0) ::close(fd_);
+}
+
+Expected<std::string> FileLock::read_note(size_t limit) const {
+  std::string text(limit, '\0');
+  for (;;) {
+    const ssize_t n = ::pread(fd_, text.data(), limit, 0);
+    if (n >= 0) {
+      text.resize(static_cast<size_t>(n));
+      return text;
+    }
+    if (errno != EINTR) return fail(errno_text("cannot read", path_));
+  }
+}
+
+Status FileLock::write_note(std::string_view text) const {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n =
+        ::pwrite(fd_, text.data() + done, text.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fail(errno_text("cannot write", path_));
+    done += static_cast<size_t>(n);
+  }
+  if (::ftruncate(fd_, static_cast<off_t>(text.size())) != 0)
+    return fail(errno_text("cannot write", path_));
+  return {};
 }
 
 Expected<TempDir> TempDir::create(const std::string& prefix) {

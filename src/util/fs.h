@@ -46,8 +46,21 @@ class FileBuffer {
   std::unique_ptr<char[]> bytes_;
   size_t size_ = 0;
 };
-// read_file() into a FileBuffer.
-Expected<FileBuffer> read_file_buffer(const std::string& path);
+// What tells one version of a file from another: replacing it (a new
+// inode) or rewriting it in place (a new ctime, which no program can set
+// back) changes it.
+struct FileIdentity {
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  bool operator==(const FileIdentity&) const = default;
+};
+Expected<FileIdentity> file_identity(const std::string& path);
+// read_file() into a FileBuffer; `identity`, when given, receives the
+// identity of the file that was read (taken from the open descriptor).
+Expected<FileBuffer> read_file_buffer(const std::string& path, FileIdentity* identity = nullptr);
 // Whether the file at `path` holds exactly `bytes`. It is compared a block
 // at a time through a buffer on the stack, so a match costs no copy of the
 // file on the heap (a command compares its skill's files with the copies
@@ -89,9 +102,18 @@ class FileLock {
   FileLock& operator=(const FileLock&) = delete;
   ~FileLock();
 
+  // The lock file's content, for a note from one holder to the next (the
+  // reference opens the file for appending and never writes to it). At most
+  // the first `limit` bytes are read.
+  Expected<std::string> read_note(size_t limit = 256) const;
+  // Replaces the content with `text`. Not flushed: a note is a hint that
+  // a crash may lose or cut short, so readers must check what they read.
+  Status write_note(std::string_view text) const;
+
  private:
-  explicit FileLock(int fd) : fd_(fd) {}
+  FileLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
   int fd_ = -1;
+  std::string path_;
 };
 
 // A directory removed (recursively) when the object dies. For tests, the

@@ -558,6 +558,88 @@ TEST(StoreDeferred, EveryOperationWritesTheSameBytesWithAndWithoutDeferral) {
   same(move("B0", "T0", "verify", "IMPLEMENT_DONE", Json{{"tasks_runtime", 1}}), "odd merge key");
 }
 
+// A one-shot command trusts only the state.json devgraph wrote itself (the
+// note in .lock names it). A file anyone else changed is parsed and checked
+// whole, so a damaged record the command does not touch is refused, as the
+// reference refuses it, and nothing changes.
+TEST(StoreDeferred, OnlyTheStateDevgraphWroteIsReadWithoutAFullCheck) {
+  test::Scratch scratch;
+  FixedClock clock;
+  const std::string dir = scratch / "runs/r1";
+  const std::string path = join_path(dir, kStateFile);
+  const std::string lock = join_path(dir, kLockFile);
+  RunStore lazy(dir, graph(), schema(), clock);
+  lazy.defer_cursor_maps(true);
+  ASSERT_TRUE(lazy.init({"/repo", "main", Json()}).ok());
+  auto move = [&](const std::string& task, const std::string& node, const std::string& event) {
+    MoveRequest m;
+    m.bundle = "B1";
+    m.task = task;
+    m.node = node;
+    m.event = event;
+    return lazy.move(m);
+  };
+  ASSERT_TRUE(move("T1", "write_tdd", "TASK_STARTED").ok());
+  ASSERT_TRUE(move("T2", "write_tdd", "TASK_STARTED").ok());
+  auto id = file_identity(path);
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(test::slurp(lock), written_state_note(*id));
+
+  const std::string good = test::slurp(path);
+  // `good` with `from` replaced by `to` inside T2's record.
+  auto in_t2 = [&](const std::string& from, const std::string& to) {
+    std::string text = good;
+    const size_t at = text.find(from, text.find("\"B1/T2\": {"));
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+  };
+  auto files = [&] {
+    return test::slurp(path) + "\n--\n" + test::slurp(join_path(dir, kEventsFile));
+  };
+
+  // Not JSON in a record the move does not touch.
+  test::write_text(path, in_t2("\"moves\": 1", "\"moves\": bogus"));
+  std::string before = files();
+  auto r = move("T1", "implement", "TDD_DONE");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("not valid JSON"), std::string::npos) << r.error().message;
+  EXPECT_EQ(files(), before);
+
+  // JSON, but against the schema.
+  test::write_text(path, in_t2("\"status\": \"active\"", "\"status\": \"lost\""));
+  before = files();
+  r = move("T1", "implement", "TDD_DONE");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("schema"), std::string::npos) << r.error().message;
+  EXPECT_EQ(files(), before);
+
+  // Valid, in another layout (one line, an escaped key): the move writes
+  // the whole file back in the canonical one, as the reference would.
+  std::string other = good;
+  const size_t start = other.find("\"B1/T2\": {");
+  const size_t end = other.find("\n    }", start) + 6;
+  Json t2 = Json::parse("{" + other.substr(start, end - start) + "}");
+  other.replace(start, end - start, "\"B1\\/T2\": " + t2["B1/T2"].dump());
+  test::write_text(path, other);
+  ASSERT_TRUE(move("T1", "implement", "TDD_DONE").ok());
+  const std::string after = test::slurp(path);
+  EXPECT_EQ(after, dump_py(Json::parse(after), 2) + "\n");
+  EXPECT_EQ(Json::parse(after)["tasks_runtime"]["B1/T2"], t2["B1/T2"]);
+  id = file_identity(path);
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(test::slurp(lock), written_state_note(*id));
+
+  // The note alone grants the trust: a damaged record in the file it names
+  // is not looked at (that is what keeps a move's cost flat), and is
+  // copied as it is.
+  test::write_text(path, in_t2("\"moves\": 1", "\"moves\": bogus"));
+  id = file_identity(path);
+  ASSERT_TRUE(id.ok());
+  test::write_text(lock, written_state_note(*id));
+  ASSERT_TRUE(move("T1", "implement", "TDD_DONE").ok());
+  EXPECT_NE(test::slurp(path).find("\"moves\": bogus"), std::string::npos);
+}
+
 TEST(FastJson, SameValuesAndKeyOrderAsTheGeneralParser) {
   for (
       const char* text :

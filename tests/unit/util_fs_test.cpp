@@ -1,8 +1,10 @@
-// Atomic replacement from one buffer or from many pieces (writev), and
-// clear errors with nothing left behind.
+// Atomic replacement from one buffer or from many pieces (writev), reads,
+// file identities and the lock file's note, and clear errors with nothing
+// left behind.
 #include "util/fs.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -163,6 +165,70 @@ TEST(FileHasBytes, AMissingFileIsAnErrorNamingIt) {
   EXPECT_NE(dir.error().message.find("cannot read"), std::string::npos);
   EXPECT_NE(dir.error().message.find("dir"), std::string::npos);
   EXPECT_EQ(test::entries(s / "dir"), "");
+}
+
+TEST(FileIdentity, ChangesWhenTheFileIsReplacedOrRewrittenInPlace) {
+  test::Scratch s;
+  const std::string path = s / "state.json";
+  ASSERT_TRUE(write_file_atomic(path, "one\n").ok());
+  auto first = file_identity(path);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->size, 4u);
+  // Reading names the same file.
+  FileIdentity read_id;
+  auto text = read_file_buffer(path, &read_id);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->view(), "one\n");
+  EXPECT_EQ(read_id, *first);
+  EXPECT_EQ(*file_identity(path), *first);
+  // Same bytes, new file: another inode.
+  ASSERT_TRUE(write_file_atomic(path, "one\n").ok());
+  auto replaced = file_identity(path);
+  ASSERT_TRUE(replaced.ok());
+  EXPECT_NE(*replaced, *first);
+  // Rewritten in place with bytes of the same length: the inode stays,
+  // the change time does not (checked against a link made meanwhile, which
+  // itself moves the change time, so the rewrite is the last change).
+  ASSERT_EQ(::link(path.c_str(), (s / "other").c_str()), 0);
+  auto linked = file_identity(path);
+  ASSERT_TRUE(linked.ok());
+  {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "two\n", 4), 4);
+    ::close(fd);
+  }
+  auto rewritten = file_identity(path);
+  ASSERT_TRUE(rewritten.ok());
+  EXPECT_EQ(rewritten->inode, linked->inode);
+  EXPECT_EQ(rewritten->size, linked->size);
+  EXPECT_TRUE(rewritten->ctime_ns != linked->ctime_ns || rewritten->mtime_ns != linked->mtime_ns);
+  auto missing = file_identity(s / "missing");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("missing"), std::string::npos);
+}
+
+TEST(FileLock, KeepsANoteForTheNextHolder) {
+  test::Scratch s;
+  const std::string path = s / ".lock";
+  {
+    auto lock = FileLock::acquire(path);
+    ASSERT_TRUE(lock.ok());
+    auto empty = lock->read_note();
+    ASSERT_TRUE(empty.ok());
+    EXPECT_EQ(*empty, "");
+    ASSERT_TRUE(lock->write_note("a longer first note\n").ok());
+    ASSERT_TRUE(lock->write_note("short\n").ok());
+  }
+  auto again = FileLock::acquire(path);
+  ASSERT_TRUE(again.ok());
+  auto note = again->read_note();
+  ASSERT_TRUE(note.ok());
+  EXPECT_EQ(*note, "short\n");
+  EXPECT_EQ(test::slurp(path), "short\n");
+  // A reader takes at most `limit` bytes.
+  ASSERT_TRUE(again->write_note(std::string(1000, 'x')).ok());
+  EXPECT_EQ(again->read_note(10)->size(), 10u);
 }
 
 }  // namespace
