@@ -3,8 +3,8 @@
 // left behind.
 #include "util/fs.h"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
