@@ -345,17 +345,9 @@ Expected<std::string> FileLock::read_note(size_t limit) const {
 }
 
 Status FileLock::write_note(std::string_view text) const {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n =
-        ::pwrite(fd_, text.data() + done, text.size() - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fail(errno_text("cannot write", path_));
-    done += static_cast<size_t>(n);
-  }
-  if (::ftruncate(fd_, static_cast<off_t>(text.size())) != 0)
+  if (::ftruncate(fd_, 0) != 0 || ::lseek(fd_, 0, SEEK_SET) != 0)
     return fail(errno_text("cannot write", path_));
-  return {};
+  return write_all(fd_, {text}, path_);
 }
 
 Expected<TempDir> TempDir::create(const std::string& prefix) {
