@@ -25,7 +25,9 @@ size_t command_end(const VerbArgs& args) {
   size_t words = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--skill") {
+    // --skill or any prefix of it (argparse abbreviations) takes the next word.
+    if (a.size() > 2 && a.find('=') == std::string::npos &&
+        std::string_view("--skill").substr(0, a.size()) == a) {
       ++i;
       continue;
     }
@@ -77,15 +79,10 @@ Expected<Json> json_flag(const ParsedArgs& a, const std::string& name) {
   return parse_json_object(*raw, name);
 }
 
+// The reference prints these lines with f-strings: values as Python's str().
 int print_committed_line(const Json& state, const std::string& middle, const std::string& event) {
-  const Json& id = state["run_id"];
-  write_out("[" + (id.is_string() ? id.get<std::string>() : dump_py(id)) + "] " + middle +
-            " event=" + event + "\n");
+  write_out("[" + py_str(state["run_id"]) + "] " + middle + " event=" + event + "\n");
   return 0;
-}
-
-std::string text_of(const Json& v) {
-  return v.is_string() ? v.get<std::string>() : dump_py(v);
 }
 
 }  // namespace
@@ -165,12 +162,12 @@ int verb_checkpoint(const VerbArgs& args) {
     if (cmd == "go") {
       auto done = store.go({*a->get("node"), event, *merge, *detail});
       if (!done) return report_error(kVerb, done.error());
-      return print_committed_line(done->state, "node=" + text_of(done->state["node"]), event);
+      return print_committed_line(done->state, "node=" + py_str(done->state["node"]), event);
     }
     if (cmd == "event") {
       auto done = store.event({event, *detail, *merge});
       if (!done) return report_error(kVerb, done.error());
-      return print_committed_line(done->state, "node=" + text_of(done->state["node"]), event);
+      return print_committed_line(done->state, "node=" + py_str(done->state["node"]), event);
     }
     MoveRequest req;
     req.bundle = *a->get("bundle");
@@ -183,14 +180,19 @@ int verb_checkpoint(const VerbArgs& args) {
     auto done = store.move(req);
     if (!done) return report_error(kVerb, done.error());
     const Json& cursor = done->events.back()["detail"]["cursor"];
-    return print_committed_line(done->state, "cursor=" + text_of(cursor) + " node=" + req.node,
+    return print_committed_line(done->state, "cursor=" + py_str(cursor) + " node=" + req.node,
                                 event);
   }
   if (cmd == "signal") {
     SignalRequest req;
     req.type = *a->get("type");
     if (auto raw = a->get("count")) {
-      auto n = parse_int(*raw);
+      bool too_big = false;
+      auto n = parse_int(*raw, &too_big);
+      if (too_big)
+        return report_error(kVerb, parser.usage_error("argument --count: " + *raw +
+                                                      " is out of range (a counter holds at most "
+                                                      "9223372036854775807)"));
       if (!n)
         return report_error(
             kVerb, parser.usage_error("argument --count: invalid int value: '" + *raw + "'"));

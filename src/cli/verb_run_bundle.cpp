@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -68,7 +69,7 @@ int verb_run_bundle(const VerbArgs& args) {
   req.agent_command = std::move(*tmpl);
   if (auto mp = a->get("max-parallel")) {
     auto n = parse_int(*mp);
-    if (!n || *n < 1)
+    if (!n || *n < 1 || *n > std::numeric_limits<int>::max())
       return report_error(
           "run-bundle", p.usage_error("argument --max-parallel: invalid int value: '" + *mp + "'"));
     req.max_parallel = static_cast<int>(*n);

@@ -14,63 +14,6 @@
 namespace devgraph::schedule {
 namespace {
 
-// Python's repr() of a string, close enough for messages: single quotes
-// unless the text holds a single quote and no double quote.
-std::string py_repr_string(const std::string& s) {
-  bool has_single = s.find('\'') != std::string::npos;
-  bool has_double = s.find('"') != std::string::npos;
-  char q = has_single && !has_double ? '"' : '\'';
-  std::string out(1, q);
-  for (unsigned char c : s) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == static_cast<unsigned char>(q)) {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  out += q;
-  return out;
-}
-
-std::string py_repr(const Json& v) {
-  if (v.is_null()) return "None";
-  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
-  if (v.is_string()) return py_repr_string(v.get<std::string>());
-  if (v.is_array()) {
-    std::string out = "[";
-    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + py_repr(v[i]);
-    return out + "]";
-  }
-  if (v.is_object()) {
-    std::string out = "{";
-    bool first = true;
-    for (const auto& [k, x] : v.items()) {
-      out += (first ? "" : ", ") + py_repr_string(k) + ": " + py_repr(x);
-      first = false;
-    }
-    return out + "}";
-  }
-  return dump_py(v);
-}
-
-// Python's str(): strings as they are, everything else as repr().
-std::string py_str(const Json& v) {
-  return v.is_string() ? v.get<std::string>() : py_repr(v);
-}
-
 const Json& field(const Json& obj, const char* key) {
   static const Json kNull;
   if (!obj.is_object()) return kNull;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "store/fast_json.h"
 #include "store/json_scan.h"
 
 namespace devgraph {
@@ -83,7 +82,7 @@ class Scanner {
 std::optional<std::string> decode_key(std::string_view quoted) {
   std::string_view body = quoted.substr(1, quoted.size() - 2);
   if (body.find('\\') == std::string_view::npos) return std::string(body);
-  auto decoded = parse_json_fast(quoted, "key");
+  auto decoded = parse_json(quoted, "key");
   if (!decoded || !decoded->is_string()) return std::nullopt;
   return decoded->get<std::string>();
 }
@@ -221,7 +220,7 @@ std::optional<DeferredState::Opened> DeferredState::open(
   }
   if (sc.skip_ws(i + 1) != t.size()) return std::nullopt;
   skeleton.append(t.substr(copied));
-  auto parsed = parse_json_fast(skeleton, "state.json");
+  auto parsed = parse_json(skeleton, "state.json");
   if (!parsed || !parsed->is_object()) return std::nullopt;
   opened.state = std::move(*parsed);
   return opened;
@@ -311,8 +310,8 @@ Expected<Json*> DeferredState::record(Json& state, const std::string& map_name,
   if (holder.contains(key)) return &holder[key];
   const size_t raw = map->find(text_.view(), key);
   if (raw == std::string::npos) return static_cast<Json*>(nullptr);
-  DG_TRY(Json value, parse_json_fast(text(map->records[raw].value),
-                                     "state.json " + map_name + "[" + key + "]"));
+  DG_TRY(Json value,
+         parse_json(text(map->records[raw].value), "state.json " + map_name + "[" + key + "]"));
   Json& slot = holder[key];
   slot = std::move(value);
   return &slot;

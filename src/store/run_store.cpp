@@ -12,7 +12,6 @@
 #include "store/board.h"
 #include "store/deferred_state.h"
 #include "store/event_log.h"
-#include "store/fast_json.h"
 #include "util/fs.h"
 
 namespace devgraph {
@@ -38,41 +37,6 @@ constexpr const char* kCursorInterruptType = "cursor_interrupt";
 // Where a resume lands when the handoff record does not say.
 constexpr const char* kDefaultResumeNode = "bundle_scheduler";
 
-// Python's repr() of a JSON value, for messages that quote a bad value.
-std::string py_repr(const Json& v) {
-  if (v.is_null()) return "None";
-  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
-  if (v.is_string()) {
-    const std::string& s = v.get_ref<const std::string&>();
-    bool has_single = s.find('\'') != std::string::npos;
-    bool has_double = s.find('"') != std::string::npos;
-    char q = has_single && !has_double ? '"' : '\'';
-    std::string out(1, q);
-    for (char c : s) {
-      if (c == '\\') {
-        out += "\\\\";
-      } else if (c == q) {
-        out += std::string("\\") + q;
-      } else if (c == '\n') {
-        out += "\\n";
-      } else if (c == '\t') {
-        out += "\\t";
-      } else if (c == '\r') {
-        out += "\\r";
-      } else {
-        out.push_back(c);
-      }
-    }
-    out.push_back(q);
-    return out;
-  }
-  return dump_py(v);
-}
-
-std::string py_repr(const std::string& s) {
-  return py_repr(Json(s));
-}
-
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
@@ -85,7 +49,8 @@ bool truthy(const Json& v) {
   if (v.is_boolean()) return v.get<bool>();
   if (v.is_number_integer() || v.is_number_unsigned()) return v.get<long long>() != 0;
   if (v.is_number_float()) return v.get<double>() != 0.0;
-  if (v.is_string() || v.is_array() || v.is_object()) return !v.empty();
+  if (v.is_string()) return !v.get_ref<const std::string&>().empty();
+  if (v.is_array() || v.is_object()) return !v.empty();
   return true;
 }
 
@@ -451,7 +416,7 @@ Expected<Committed> run_transaction(const std::string& run_dir, const Graph& gra
       txn.state_ = std::move(opened->state);
       txn.deferred_ = std::move(opened->index);
     } else {
-      DG_TRY(txn.state_, parse_json_fast(text.view(), state_path));
+      DG_TRY(txn.state_, parse_json(text.view(), state_path));
     }
     if (!txn.state_.is_object()) return fail(state_path + ": not a JSON object");
     const Json& seq = get(txn.state_, "event_seq");
@@ -517,7 +482,7 @@ Expected<Json> read_run_state(const std::string& run_dir) {
   const std::string path = join_path(absolute_path(run_dir), kStateFile);
   if (!path_exists(path)) return fail(path + ": no such run state");
   DG_TRY(std::string text, read_file(path));
-  return parse_json_fast(text, path);
+  return parse_json(text, path);
 }
 
 Expected<Committed> RunStore::transact(const std::function<Status(Transaction&)>& mutation) {
@@ -797,7 +762,11 @@ Expected<SignalOutcome> RunStore::signal(const SignalRequest& req) {
         if (!cap.is_object()) return fail("state.json: 'capacity' is not an object");
         if (req.reset) cap = new_capacity(g, int_or(get(cap, "generation"), 1) + 1, txn.now());
         DG_TRY(Json * counters, object_at(cap, "counters", "capacity"));
-        (*counters)[req.type] = int_or(get(*counters, req.type.c_str()), 0) + req.count;
+        long long sum = 0;
+        if (__builtin_add_overflow(int_or(get(*counters, req.type.c_str()), 0), req.count, &sum))
+          return fail("--count " + std::to_string(req.count) + " would overflow the " + req.type +
+                      " counter");
+        (*counters)[req.type] = sum;
         Json previous = cap.contains("tier") ? cap["tier"] : Json("green");
         std::string tier = tier_of(g, *counters);
         cap["tier"] = tier;

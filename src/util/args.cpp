@@ -1,6 +1,9 @@
 #include "util/args.h"
 
+#include <cctype>
 #include <charconv>
+#include <limits>
+#include <string_view>
 
 namespace devgraph {
 
@@ -35,6 +38,57 @@ const ArgParser::Opt* ArgParser::find(const std::string& name) const {
   for (const auto& o : opts_)
     if (o.name == name) return &o;
   return nullptr;
+}
+
+ArgParser::Match ArgParser::match(const std::string& name) const {
+  Match m;
+  if (name == "help") {
+    m.help = true;
+    return m;
+  }
+  if ((m.opt = find(name)) != nullptr) return m;
+  // argparse takes any unambiguous prefix of a long option, --help included.
+  std::vector<std::string> hits;
+  if (!name.empty() && std::string_view("help").substr(0, name.size()) == name) {
+    m.help = true;
+    hits.push_back("--help");
+  }
+  for (const auto& o : opts_)
+    if (!name.empty() && o.name.compare(0, name.size(), name) == 0) {
+      m.opt = &o;
+      hits.push_back("--" + o.name);
+    }
+  if (hits.size() > 1) {
+    m.opt = nullptr;
+    m.help = false;
+    for (const auto& h : hits) m.ambiguous += (m.ambiguous.empty() ? "" : ", ") + h;
+  }
+  return m;
+}
+
+bool ArgParser::looks_like_option(const std::string& word) const {
+  // argparse's rule for the word after an option that takes a value: a word
+  // that names an option (or a prefix of one) is an option; "-" alone, a
+  // negative number and anything with a space are values; any other word
+  // starting with '-' is an unknown option.
+  if (word.size() < 2 || word[0] != '-') return false;
+  if (word == "-h") return true;
+  if (word.rfind("--", 0) == 0) {
+    std::string name = word.substr(
+        2, word.find('=') == std::string::npos ? std::string::npos : word.find('=') - 2);
+    Match m = match(name);
+    if (m.opt != nullptr || m.help || !m.ambiguous.empty()) return true;
+  }
+  size_t i = 1;
+  while (i < word.size() && std::isdigit(static_cast<unsigned char>(word[i]))) ++i;
+  if (i < word.size() && word[i] == '.') {
+    size_t j = i + 1;
+    while (j < word.size() && std::isdigit(static_cast<unsigned char>(word[j]))) ++j;
+    if (j == word.size() && j > i + 1) return false;  // -.5, -1.5
+  } else if (i == word.size()) {
+    return false;  // -5
+  }
+  return word.find(' ') == std::string::npos;
 }
 
 std::string ArgParser::usage() const {
@@ -91,7 +145,7 @@ Expected<ParsedArgs> ArgParser::parse(const std::vector<std::string>& args) cons
       }
       continue;
     }
-    if (!only_positionals && (a == "-h" || a == "--help")) return Error{help(), 0};
+    if (!only_positionals && a == "-h") return Error{help(), 0};
     if (!only_positionals && a.size() > 2 && a.rfind("--", 0) == 0) {
       std::string name = a.substr(2);
       std::optional<std::string> inline_value;
@@ -99,7 +153,11 @@ Expected<ParsedArgs> ArgParser::parse(const std::vector<std::string>& args) cons
         inline_value = name.substr(eq + 1);
         name = name.substr(0, eq);
       }
-      const Opt* o = find(name);
+      Match m = match(name);
+      if (!m.ambiguous.empty())
+        return usage_error("ambiguous option: " + a + " could match " + m.ambiguous);
+      if (m.help) return Error{help(), 0};
+      const Opt* o = m.opt;
       if (o == nullptr) {
         if (allow_rest_) {
           out.rest_.assign(args.begin() + static_cast<long>(i), args.end());
@@ -107,6 +165,7 @@ Expected<ParsedArgs> ArgParser::parse(const std::vector<std::string>& args) cons
         }
         return usage_error("unrecognized arguments: " + a);
       }
+      name = o->name;
       if (o->is_flag) {
         if (inline_value)
           return usage_error("argument --" + name + ": ignored explicit argument '" +
@@ -118,10 +177,8 @@ Expected<ParsedArgs> ArgParser::parse(const std::vector<std::string>& args) cons
       if (inline_value) {
         value = *inline_value;
       } else {
-        if (i + 1 >= args.size() || (args[i + 1].rfind("--", 0) == 0 && args[i + 1].size() > 2 &&
-                                     find(args[i + 1].substr(2, args[i + 1].find('=') - 2)))) {
+        if (i + 1 >= args.size() || looks_like_option(args[i + 1]))
           return usage_error("argument --" + name + ": expected one argument");
-        }
         value = args[++i];
       }
       if (!o->choices.empty()) {
@@ -157,14 +214,44 @@ Expected<ParsedArgs> ArgParser::parse(const std::vector<std::string>& args) cons
   return out;
 }
 
-std::optional<long long> parse_int(const std::string& text) {
-  long long v = 0;
-  const char* b = text.data();
-  const char* e = b + text.size();
-  if (b != e && *b == '+') ++b;
-  auto [p, ec] = std::from_chars(b, e, v);
-  if (ec != std::errc() || p != e || b == e) return std::nullopt;
-  return v;
+std::optional<long long> parse_int(std::string_view text, bool* out_of_range) {
+  if (out_of_range != nullptr) *out_of_range = false;
+  // Python's str.strip() whitespace, ASCII part: \t-\r, \x1c-\x1f, space.
+  auto space = [](char c) {
+    return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+  };
+  while (!text.empty() && space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && space(text.back())) text.remove_suffix(1);
+  bool negative = false;
+  if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
+    negative = text.front() == '-';
+    text.remove_prefix(1);
+  }
+  // Digits, with single underscores between them (PEP 515).
+  unsigned long long magnitude = 0;
+  bool overflow = false;
+  bool last_digit = false;
+  for (char c : text) {
+    if (c == '_') {
+      if (!last_digit) return std::nullopt;
+      last_digit = false;
+      continue;
+    }
+    if (c < '0' || c > '9') return std::nullopt;
+    last_digit = true;
+    if (magnitude > (~0ULL - 9) / 10) overflow = true;
+    if (!overflow) magnitude = magnitude * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (!last_digit) return std::nullopt;  // empty, or a trailing underscore
+  const unsigned long long limit = negative ? 9223372036854775808ULL : 9223372036854775807ULL;
+  if (overflow || magnitude > limit) {
+    if (out_of_range != nullptr) *out_of_range = true;
+    return std::nullopt;
+  }
+  if (negative)
+    return magnitude == limit ? std::numeric_limits<long long>::min()
+                              : -static_cast<long long>(magnitude);
+  return static_cast<long long>(magnitude);
 }
 
 }  // namespace devgraph

@@ -4,14 +4,18 @@
 // usage on stdout and exits 0.
 //
 // Options are long flags (`--name VALUE`, `--name=VALUE`, or a bare
-// `--name` for switches). Positionals are taken in order. An option given
-// twice keeps its last value.
+// `--name` for switches), each also taken by any unambiguous prefix
+// (`--no` for `--node`). Positionals are taken in order. An option given
+// twice keeps its last value. The word after an option that takes a value
+// is that value unless argparse would read it as an option (it names one,
+// or starts with '-' and is neither a negative number nor has a space).
 #pragma once
 
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/expected.h"
@@ -78,6 +82,16 @@ class ArgParser {
     std::string help;
   };
   const Opt* find(const std::string& name) const;
+  // The option a long flag's name (without "--") selects: an exact name or
+  // an unambiguous prefix, as argparse resolves them. `ambiguous` lists the
+  // candidates ("--a, --b") when a prefix selects several.
+  struct Match {
+    const Opt* opt = nullptr;
+    bool help = false;
+    std::string ambiguous;
+  };
+  Match match(const std::string& name) const;
+  bool looks_like_option(const std::string& word) const;
 
   std::string prog_;
   std::string description_;
@@ -86,7 +100,10 @@ class ArgParser {
   bool allow_rest_ = false;
 };
 
-// Parses a whole decimal integer; nullopt on anything else.
-std::optional<long long> parse_int(const std::string& text);
+// Parses a decimal integer as Python's int() does for the flags argparse
+// converts (surrounding whitespace, one sign, '_' between digits; ASCII
+// digits only). nullopt on anything else; a well-formed number outside the
+// 64-bit range also sets *out_of_range.
+std::optional<long long> parse_int(std::string_view text, bool* out_of_range = nullptr);
 
 }  // namespace devgraph

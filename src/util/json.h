@@ -27,8 +27,26 @@ std::string dump_py(const Json& value, int indent = -1);
 // For writers that splice values into text they lay out themselves.
 void append_py(std::string& out, const Json& value, int indent, int depth);
 
+// Python's repr() of a value ('text', True, None, [1, 'a'], {'k': 1}), as
+// the reference quotes values in its messages. Strings take single quotes
+// unless they hold a single quote and no double quote; ASCII control
+// characters are escaped, other characters are kept as they are.
+std::string py_repr(const Json& value);
+std::string py_repr(std::string_view text);
+inline std::string py_repr(const std::string& text) {
+  return py_repr(std::string_view(text));
+}
+inline std::string py_repr(const char* text) {
+  return py_repr(std::string_view(text));
+}
+// Python's str(): a string as it is, anything else as py_repr(), as the
+// reference's f-strings print values.
+std::string py_str(const Json& value);
+
 // Parses `text`; on failure the error names `what` (a file or a flag) and
-// says where the text is broken.
+// says where the text is broken. A duplicate key keeps its first position
+// and its last value, as Python's json does. An integer outside the 64-bit
+// range is refused rather than rounded to a double.
 Expected<Json> parse_json(std::string_view text, std::string_view what);
 
 // Reads and parses a JSON file.

@@ -16,36 +16,6 @@ struct Violation {
   std::string message;
 };
 
-std::string py_str(const std::string& s) {
-  // Python prefers single quotes and switches to double quotes only when
-  // the text holds a single quote and no double quote.
-  bool has_single = s.find('\'') != std::string::npos;
-  bool has_double = s.find('"') != std::string::npos;
-  char q = (has_single && !has_double) ? '"' : '\'';
-  std::string out(1, q);
-  for (char c : s) {
-    switch (c) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c == q) out.push_back('\\');
-        out.push_back(c);
-    }
-  }
-  out.push_back(q);
-  return out;
-}
-
 std::string py_path(const std::vector<PathStep>& path) {
   std::string out = "[";
   for (size_t i = 0; i < path.size(); ++i) {
@@ -53,7 +23,7 @@ std::string py_path(const std::vector<PathStep>& path) {
     if (const auto* n = std::get_if<long long>(&path[i]))
       out += std::to_string(*n);
     else
-      out += py_str(std::get<std::string>(path[i]));
+      out += py_repr(std::get<std::string>(path[i]));
   }
   return out + "]";
 }
@@ -181,7 +151,7 @@ std::string reword(const Json& doc, const Json& instance, const std::vector<Path
     std::string name = description.substr(missing.size());
     auto end = name.rfind("'");
     if (end != std::string::npos) name.resize(end);
-    return py_str(name) + " is a required property";
+    return py_repr(name) + " is a required property";
   }
   if (!value || !schema || !schema->is_object()) return description;
   if (starts_with(description, "Failed to match against any enum values") &&
@@ -210,37 +180,6 @@ bool path_less(const std::vector<PathStep>& a, const std::vector<PathStep>& b) {
 }
 
 }  // namespace
-
-std::string py_repr(const Json& v) {
-  switch (v.type()) {
-    case Json::value_t::null:
-      return "None";
-    case Json::value_t::boolean:
-      return v.get<bool>() ? "True" : "False";
-    case Json::value_t::string:
-      return py_str(v.get<std::string>());
-    case Json::value_t::array: {
-      std::string out = "[";
-      bool first = true;
-      for (const auto& item : v) {
-        out += (first ? "" : ", ") + py_repr(item);
-        first = false;
-      }
-      return out + "]";
-    }
-    case Json::value_t::object: {
-      std::string out = "{";
-      bool first = true;
-      for (auto it = v.begin(); it != v.end(); ++it) {
-        out += (first ? "" : ", ") + py_str(it.key()) + ": " + py_repr(it.value());
-        first = false;
-      }
-      return out + "}";
-    }
-    default:
-      return dump_py(v);
-  }
-}
 
 Expected<ContractChecker> ContractChecker::load(const std::string& schema_path) {
   DG_TRY(Json doc, load_json_file(schema_path));

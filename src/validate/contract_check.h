@@ -48,8 +48,4 @@ class ContractChecker {
 
 Expected<Json> result_json_line(std::string_view transcript);
 
-// Python's repr() of a JSON value ('text', True, None, [1, 'a'], {'k': 1}):
-// how the reference quotes values inside its messages.
-std::string py_repr(const Json& value);
-
 }  // namespace devgraph

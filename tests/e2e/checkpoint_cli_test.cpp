@@ -111,6 +111,16 @@ TEST(CheckpointCli, UsageErrorsExitTwoAndRefusalsExitOneWithNothingChanged) {
        "schema"},
       {{"signal", "--type", "turn", "--bundle", "B9"}, 1, "has no cursor yet"},
       {{"init", "--repo", "/r", "--default-branch", "main"}, 1, "already exists"},
+      {{"move", "--bundle", "-x", "--node", "plan_bundle", "--event", "PLAN_DONE"},
+       2,
+       "argument --bundle: expected one argument"},
+      {{"signal", "--type", "turn", "--count", "99999999999999999999"}, 2, "out of range"},
+      {{"go", "--node", "bundle", "--event", "SCAN_DONE", "--merge", R"({"a": 1e400})"},
+       1,
+       "--merge is not valid JSON: number overflow"},
+      {{"go", "--node", "bundle", "--event", "SCAN_DONE", "--detail", R"({"a": NaN})"},
+       1,
+       "--detail is not valid JSON"},
   };
   for (const auto& c : cases) {
     auto r = run.cp(c.args);
@@ -121,6 +131,17 @@ TEST(CheckpointCli, UsageErrorsExitTwoAndRefusalsExitOneWithNothingChanged) {
     }
     EXPECT_EQ(run.files(), before) << r.err;
   }
+  // argparse's abbreviations, and Python int() spellings of a count.
+  auto abbreviated = run.cp({"signal", "--ty", "turn", "--co= 1_0"});
+  EXPECT_EQ(abbreviated.exit_code, 0) << abbreviated.err;
+  EXPECT_EQ(Json::parse(abbreviated.out)["counters"]["turn"], 10);
+  const std::string counted = run.files();
+  auto overflow = run.cp({"signal", "--type", "turn", "--count", "9223372036854775807"});
+  EXPECT_EQ(overflow.exit_code, 1);
+  EXPECT_NE(overflow.err.find("--count 9223372036854775807 would overflow the turn counter"),
+            std::string::npos)
+      << overflow.err;
+  EXPECT_EQ(run.files(), counted);
   RunDir missing;
   auto r = missing.cp({"show"});
   EXPECT_EQ(r.exit_code, 1);

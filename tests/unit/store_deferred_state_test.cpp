@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "store/fast_json.h"
 #include "util/json.h"
 
 namespace devgraph {
@@ -135,7 +134,7 @@ TEST(DeferredState, RepeatedKeysFollowPythonsRule) {
       "  \"x\": 1,\n  \"x\": 2\n}\n";
   auto opened = DeferredState::open(text, kMaps);
   ASSERT_TRUE(opened.has_value());
-  auto expected = parse_json_fast(text, "t");
+  auto expected = parse_json(text, "t");
   ASSERT_TRUE(expected);
   EXPECT_EQ(opened->index.dump(opened->state), canonical(*expected));
   auto a = opened->index.record(opened->state, "tasks_runtime", "a");
@@ -152,7 +151,7 @@ TEST(DeferredState, RecordsAfterARepeatedKeyAreStillFound) {
   text += ",\n    \"k7\": 700\n  }\n}\n";
   auto opened = DeferredState::open(text, kMaps);
   ASSERT_TRUE(opened.has_value());
-  auto expected = parse_json_fast(text, "t");
+  auto expected = parse_json(text, "t");
   ASSERT_TRUE(expected);
   for (int i = 0; i < 100; ++i) {
     auto rec = opened->index.record(opened->state, "tasks_runtime", "k" + std::to_string(i));

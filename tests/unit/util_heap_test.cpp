@@ -1,9 +1,10 @@
 // The huge-page heap: a hint below the threshold, or without the
 // executable's consent, changes nothing; a large hint puts the following
 // allocations in a 2 MiB-aligned range advised MADV_HUGEPAGE. Each case
-// runs in a child process, since it changes the process's allocator.
+// runs in a fresh process, since it changes the process's allocator.
 #include "util/heap.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,10 +22,25 @@
 namespace devgraph {
 namespace {
 
-// Runs `body` in a forked child; its return value is the exit status.
+// Runs `body` in a fresh process: this test binary executed again with a
+// filter that selects only the current test, whose in_child() call then
+// runs `body` and exits with its value. A forked child would inherit the
+// heap of every test run before this one, and a block freed there could
+// serve an allocation the case expects from new heap growth.
 int in_child(const std::function<int()>& body) {
+  constexpr const char* kMarker = "DEVGRAPH_HEAP_TEST_CHILD";
+  if (std::getenv(kMarker) != nullptr) ::_exit(body());
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string filter =
+      std::string("--gtest_filter=") + info->test_suite_name() + "." + info->name();
   pid_t pid = ::fork();
-  if (pid == 0) ::_exit(body());
+  if (pid == 0) {
+    ::setenv(kMarker, "1", 1);
+    int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) ::dup2(null, STDOUT_FILENO);
+    ::execl("/proc/self/exe", "devgraph_unit_tests", filter.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
   int status = 0;
   ::waitpid(pid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);

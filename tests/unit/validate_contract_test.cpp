@@ -100,13 +100,5 @@ TEST(ResultLine, ReferenceErrors) {
   EXPECT_FALSE(result_json_line("RESULT_JSON: {} trailing").ok());
 }
 
-TEST(PyRepr, MatchesPython) {
-  EXPECT_EQ(py_repr(Json::parse(R"([null, true, false, 1, -2, "a", "it's", "say \"x\""])")),
-            R"([None, True, False, 1, -2, 'a', "it's", 'say "x"'])");
-  EXPECT_EQ(py_repr(Json::parse(R"({"k": {"n": [1]}, "t": "a\nb\\"})")),
-            R"({'k': {'n': [1]}, 't': 'a\nb\\'})");
-  EXPECT_EQ(py_repr(Json::parse(R"("both ' and \"")")), R"('both \' and "')");
-}
-
 }  // namespace
 }  // namespace devgraph

@@ -1,0 +1,107 @@
+#include "util/args.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace devgraph {
+namespace {
+
+ArgParser move_parser() {
+  ArgParser p("prog");
+  p.option("bundle", "", true).option("node", "", true).option("detail").flag("reset");
+  return p;
+}
+
+TEST(ArgParser, TakesAnyUnambiguousPrefixOfALongOption) {
+  auto a = move_parser().parse({"--bu", "B1", "--no=plan", "--det", "{}", "--re"});
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->get("bundle"), "B1");
+  EXPECT_EQ(a->get("node"), "plan");
+  EXPECT_EQ(a->get("detail"), "{}");
+  EXPECT_TRUE(a->flag("reset"));
+  // --h is a prefix of --help alone here.
+  auto h = move_parser().parse({"--h"});
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.error().exit_code, 0);
+  EXPECT_NE(h.error().message.find("options:"), std::string::npos);
+}
+
+TEST(ArgParser, RefusesAnAmbiguousPrefix) {
+  ArgParser p("prog");
+  p.option("node").option("notes");
+  auto a = p.parse({"--no", "x"});
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error().exit_code, 2);
+  EXPECT_NE(a.error().message.find("prog: error: ambiguous option: --no could match --node, "
+                                   "--notes"),
+            std::string::npos)
+      << a.error().message;
+  // An exact name wins over a longer option it is a prefix of.
+  ArgParser q("prog");
+  q.option("node").option("node-id");
+  auto b = q.parse({"--node", "x"});
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->get("node"), "x");
+}
+
+TEST(ArgParser, AValueThatLooksLikeAnOptionIsMissing) {
+  for (const char* word : {"-x", "--", "--zz", "--no", "-h"}) {
+    auto a = move_parser().parse({"--bundle", word, "--node", "n"});
+    ASSERT_FALSE(a.ok()) << word;
+    EXPECT_EQ(a.error().exit_code, 2);
+    EXPECT_NE(a.error().message.find("argument --bundle: expected one argument"), std::string::npos)
+        << word << ": " << a.error().message;
+  }
+  // Negative numbers, "-" alone and words with a space are values.
+  for (const char* word : {"-5", "-1.5", "-.5", "-", "-x y"}) {
+    auto a = move_parser().parse({"--bundle", word, "--node", "n"});
+    ASSERT_TRUE(a.ok()) << word << ": " << a.error().message;
+    EXPECT_EQ(a->get("bundle"), word);
+  }
+}
+
+TEST(ArgParser, SwitchesTakeNoValueAndUnknownsAreErrors) {
+  auto a = move_parser().parse({"--bundle", "B", "--node", "n", "--res=1"});
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.error().message.find("argument --reset: ignored explicit argument '1'"),
+            std::string::npos);
+  auto b = move_parser().parse({"--bundle", "B", "--node", "n", "--zz"});
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.error().message.find("unrecognized arguments: --zz"), std::string::npos);
+  auto c = move_parser().parse({"--bundle", "B"});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("the following arguments are required: --node"),
+            std::string::npos);
+}
+
+TEST(ParseInt, ReadsWhatPythonsIntReads) {
+  EXPECT_EQ(parse_int("3"), 3);
+  EXPECT_EQ(parse_int(" 3\t\n"), 3);
+  EXPECT_EQ(parse_int("+7"), 7);
+  EXPECT_EQ(parse_int("-7"), -7);
+  EXPECT_EQ(parse_int("1_000"), 1000);
+  EXPECT_EQ(parse_int("007"), 7);
+  EXPECT_EQ(parse_int("9223372036854775807"), std::numeric_limits<long long>::max());
+  EXPECT_EQ(parse_int("-9223372036854775808"), std::numeric_limits<long long>::min());
+  for (const char* bad :
+       {"", " ", "+", "-", "_1", "1_", "1__0", "1.0", "0x10", "1e3", "3 4", "--3", "+-3", "١"}) {
+    bool range = true;
+    EXPECT_EQ(parse_int(bad, &range), std::nullopt) << bad;
+    EXPECT_FALSE(range) << bad;
+  }
+}
+
+TEST(ParseInt, ReportsNumbersBeyondSixtyFourBits) {
+  for (const char* big :
+       {"9223372036854775808", "-9223372036854775809", "100000000000000000000000000000"}) {
+    bool range = false;
+    EXPECT_EQ(parse_int(big, &range), std::nullopt) << big;
+    EXPECT_TRUE(range) << big;
+  }
+}
+
+}  // namespace
+}  // namespace devgraph
