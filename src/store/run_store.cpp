@@ -434,24 +434,20 @@ Expected<Committed> run_transaction(const std::string& run_dir, const Graph& gra
     // A log without a state is what an init killed half-way leaves.
     DG_CHECK(truncate_durable(events_path, 0));
   }
-  // Untouched records go from the text read to the new file by writev,
-  // never copied into one buffer (a copy of a large file costs more in
-  // page faults than the whole move).
-  std::string generated;
-  std::vector<std::string_view> pieces;
-  if (txn.deferred_) {
-    pieces = txn.deferred_->dump_pieces(txn.state_, generated);
-  } else {
-    generated = dump_py(txn.state_, 2) + "\n";
-    pieces = {generated};
-  }
-  // Events durable before the state that covers them: see the header.
+  // Events first, then the state that covers them: see the header.
   if (!txn.events_.empty()) {
     std::string lines;
     for (const auto& ev : txn.events_) lines += event_line(ev);
-    DG_CHECK(append_then_replace(events_path, lines, state_path, pieces));
+    DG_CHECK(append_durable(events_path, lines));
+  }
+  if (txn.deferred_) {
+    // Untouched records go from the text read to the new file by writev,
+    // never copied into one buffer (a copy of a large file costs more in
+    // page faults than the whole move).
+    std::string generated;
+    DG_CHECK(write_file_atomic(state_path, txn.deferred_->dump_pieces(txn.state_, generated)));
   } else {
-    DG_CHECK(write_file_atomic(state_path, pieces));
+    DG_CHECK(write_file_atomic(state_path, dump_py(txn.state_, 2) + "\n"));
   }
   // A note that a crash loses or cuts short only costs the next command a
   // full parse; one that names the old file cannot match the new one.

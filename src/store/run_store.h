@@ -12,12 +12,10 @@
 // - A refused change (unknown event or node, a node outside the cursor's
 //   lane, a bad id, invalid --merge/--detail JSON, a state the schema
 //   rejects) returns an Error and leaves every file of the run untouched.
-// - Crash consistency: the event lines are appended and the new state is
-//   written to a temporary file; both are flushed (at once, see
-//   append_then_replace in util/fs.h), and only then is the temporary
-//   renamed over state.json and the directory flushed. A state.json
-//   therefore never names a seq that is not in events.jsonl on disk. A
-//   kill before the rename leaves event lines past
+// - Crash consistency: the event lines are appended and fdatasync'ed first,
+//   then state.json is replaced atomically (temp file, fsync, rename, fsync
+//   directory). A state.json therefore never names a seq that is not in
+//   events.jsonl. A kill between the two steps leaves event lines past
 //   state.event_seq; the next transaction truncates events.jsonl right after
 //   the line whose seq equals state.event_seq (which also drops a torn last
 //   line). Only the file's tail is read, so this costs O(1) per command.

@@ -1,11 +1,8 @@
 #include "util/fs.h"
 
 #include <fcntl.h>
-#include <linux/magic.h>
-#include <pthread.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -277,93 +274,6 @@ Status append_durable(const std::string& path, std::string_view content) {
   if (st && ::fdatasync(fd) != 0) st = fail(errno_text("cannot fsync", path));
   ::close(fd);
   return st;
-}
-
-namespace {
-
-// True on file systems whose flushes write nothing (tmpfs, ramfs): there a
-// second thread would cost more than the flush it overlaps.
-bool flush_is_free(int fd) {
-  struct statfs fs {};
-  if (::fstatfs(fd, &fs) != 0) return false;
-  return fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
-}
-
-struct DataSync {
-  int fd;
-  int error;
-};
-
-void* datasync_thread(void* arg) {
-  auto* job = static_cast<DataSync*>(arg);
-  job->error = ::fdatasync(job->fd) == 0 ? 0 : errno;
-  return nullptr;
-}
-
-// fdatasync(log_fd) and fsync(file_fd), overlapped on a second thread when
-// that can help. Returns 0, or the errno of the first failure with
-// *log_failed telling which.
-int flush_both(int log_fd, int file_fd, bool* log_failed) {
-  *log_failed = false;
-  DataSync job{log_fd, 0};
-  pthread_t thread{};
-  bool threaded = false;
-  if (!flush_is_free(file_fd)) {
-    pthread_attr_t attr;
-    if (::pthread_attr_init(&attr) == 0) {
-      // The thread makes one system call: a small stack saves the page
-      // faults of a default one.
-      ::pthread_attr_setstacksize(&attr, size_t{64} << 10);
-      threaded = ::pthread_create(&thread, &attr, datasync_thread, &job) == 0;
-      ::pthread_attr_destroy(&attr);
-    }
-  }
-  if (!threaded) datasync_thread(&job);
-  const int file_error = ::fsync(file_fd) == 0 ? 0 : errno;
-  if (threaded) ::pthread_join(thread, nullptr);
-  if (job.error != 0) {
-    *log_failed = true;
-    return job.error;
-  }
-  return file_error;
-}
-
-}  // namespace
-
-Status append_then_replace(const std::string& log_path, std::string_view lines,
-                           const std::string& path, const std::vector<std::string_view>& pieces,
-                           int mode) {
-  static std::atomic<unsigned> counter{0};
-  int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd < 0) return fail(errno_text("cannot open", log_path));
-  Status st = write_all(log_fd, lines, log_path);
-  if (!st) {
-    ::close(log_fd);
-    return st;
-  }
-  const std::string tmp =
-      path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd < 0) {
-    ::close(log_fd);
-    return fail(errno_text("cannot create", tmp));
-  }
-  st = write_all(fd, pieces, tmp);
-  if (st) {
-    bool log_failed = false;
-    if (int err = flush_both(log_fd, fd, &log_failed); err != 0) {
-      errno = err;
-      st = fail(errno_text("cannot fsync", log_failed ? log_path : tmp));
-    }
-  }
-  ::close(log_fd);
-  ::close(fd);
-  if (st && ::rename(tmp.c_str(), path.c_str()) != 0) st = fail(errno_text("cannot replace", path));
-  if (!st) {
-    ::unlink(tmp.c_str());
-    return st;
-  }
-  return fsync_directory(dirname_of(path));
 }
 
 Status truncate_durable(const std::string& path, std::uint64_t size) {

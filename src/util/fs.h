@@ -79,18 +79,6 @@ Status write_file_atomic(const std::string& path, std::string_view content, int 
 Status write_file_atomic(const std::string& path, const std::vector<std::string_view>& pieces,
                          int mode = 0644);
 Status append_durable(const std::string& path, std::string_view content);
-// A log append and a file replacement that depends on it, both durable:
-// `lines` is appended to `log_path`, `pieces` are written to a temporary
-// file beside `path`, both are flushed, and only then is the temporary
-// renamed over `path` and the directory flushed. The two flushes run at
-// the same time (on a journaling file system two flushes in flight cost
-// about one), so the appended lines are on disk before the new file can
-// be, at the cost of two flush latencies instead of three. On failure the
-// temporary file is removed and `path` is unchanged; the appended lines
-// may remain.
-Status append_then_replace(const std::string& log_path, std::string_view lines,
-                           const std::string& path, const std::vector<std::string_view>& pieces,
-                           int mode = 0644);
 Status truncate_durable(const std::string& path, std::uint64_t size);
 Status fsync_directory(const std::string& dir);
 // mkdir -p; succeeds when the directory already exists.

@@ -41,47 +41,6 @@ TEST(WriteFileAtomic, AFailureNamesThePathAndLeavesTheOldFile) {
   EXPECT_EQ(test::slurp(path), "old\n");
 }
 
-// Run where the flushes are real (the scratch directory's file system)
-// and on /dev/shm, where they are free and no second thread is started.
-TEST(AppendThenReplace, AppendsTheLinesAndReplacesTheFile) {
-  test::Scratch s;
-  std::vector<std::string> dirs = {s.path()};
-  std::string shm = "/dev/shm/devgraph-test-XXXXXX";
-  if (is_directory("/dev/shm") && ::mkdtemp(shm.data()) != nullptr) dirs.push_back(shm);
-  for (const std::string& dir : dirs) {
-    const std::string log = join_path(dir, "events.jsonl");
-    const std::string path = join_path(dir, "state.json");
-    ASSERT_TRUE(write_file_atomic(path, "old\n").ok());
-    ASSERT_TRUE(append_then_replace(log, "1\n", path, {"new", "\n"}).ok()) << dir;
-    ASSERT_TRUE(append_then_replace(log, "2\n3\n", path, {"newer\n"}).ok()) << dir;
-    EXPECT_EQ(test::slurp(log), "1\n2\n3\n");
-    EXPECT_EQ(test::slurp(path), "newer\n");
-    EXPECT_EQ(test::entries(dir), "events.jsonl\nstate.json\n");
-    if (dir != s.path()) {
-      EXPECT_TRUE(remove_tree(dir).ok());
-    }
-  }
-}
-
-TEST(AppendThenReplace, AFailureNamesThePathAndLeavesTheFile) {
-  test::Scratch s;
-  const std::string path = s / "state.json";
-  ASSERT_TRUE(write_file_atomic(path, "old\n").ok());
-  // The log cannot be opened: nothing is written.
-  auto no_log = append_then_replace(s / "missing-dir/events.jsonl", "1\n", path, {"new\n"});
-  ASSERT_FALSE(no_log.ok());
-  EXPECT_NE(no_log.error().message.find("missing-dir/events.jsonl"), std::string::npos);
-  EXPECT_EQ(test::slurp(path), "old\n");
-  // The new file cannot be created: the line stays (the next transaction
-  // of the store cuts it), the old file too.
-  auto no_file =
-      append_then_replace(s / "events.jsonl", "1\n", s / "missing-dir/state.json", {"new\n"});
-  ASSERT_FALSE(no_file.ok());
-  EXPECT_NE(no_file.error().message.find("missing-dir/state.json"), std::string::npos);
-  EXPECT_EQ(test::slurp(path), "old\n");
-  EXPECT_EQ(test::entries(s.path()), "events.jsonl\nstate.json\n");
-}
-
 TEST(ReadFile, ReadsEmptySmallAndLargeFilesWhole) {
   test::Scratch s;
   std::string large;
