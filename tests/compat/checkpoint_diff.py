@@ -86,14 +86,18 @@ def random_step(rng, plan):
             step += ["--bundle", rng.choice(["B1", "B2"])]
         if rng.random() < 0.15:
             step += ["--reset"]
-        if rng.random() < 0.1:  # argparse abbreviations
-            step = [{"--type": "--ty", "--count": "--co", "--bundle": "--bu"}.get(w, w) for w in step]
         return step
     if pick < 0.94:
         return ["handoff", "--reason", rng.choice(["red", "x y"])]
     if pick < 0.98:
         return ["resume"]
     return ["show"]
+
+
+def abbreviated(rng, step):
+    """The step with its flags shortened to prefixes argparse accepts (no two
+    options of a command share a first letter)."""
+    return [w[:2 + rng.randint(1, len(w) - 2)] if w.startswith("--") else w for w in step]
 
 
 def run(argv, env):
@@ -153,6 +157,8 @@ def session(seed, steps, devgraph, reference, alternate):
             return (0, init, "init failed")
         for i in range(steps):
             step = random_step(rng, plan)
+            if rng.random() < 0.1:
+                step = abbreviated(rng, step)
             for d in (ref_dir, dg_dir):
                 shutil.rmtree(d + ".undo", ignore_errors=True)
                 shutil.copytree(d, d + ".undo")
