@@ -2,6 +2,8 @@
 // the command-line face of the run-state store (src/store/run_store.h),
 // with the flags, output and exit codes of the reference checkpoint.py.
 
+#include <limits>
+
 #include "cli/verbs.h"
 #include "contracts/schema.h"
 #include "graph/graph.h"
@@ -190,9 +192,10 @@ int verb_checkpoint(const VerbArgs& args) {
       bool too_big = false;
       auto n = parse_int(*raw, &too_big);
       if (too_big)
-        return report_error(kVerb, parser.usage_error("argument --count: " + *raw +
-                                                      " is out of range (a counter holds at most "
-                                                      "9223372036854775807)"));
+        return report_error(
+            kVerb, parser.usage_error("argument --count: " + *raw +
+                                      " is out of range (a counter holds at most " +
+                                      std::to_string(std::numeric_limits<long long>::max()) + ")"));
       if (!n)
         return report_error(
             kVerb, parser.usage_error("argument --count: invalid int value: '" + *raw + "'"));

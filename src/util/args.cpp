@@ -74,9 +74,8 @@ bool ArgParser::looks_like_option(const std::string& word) const {
   if (word.size() < 2 || word[0] != '-') return false;
   if (word == "-h") return true;
   if (word.rfind("--", 0) == 0) {
-    std::string name = word.substr(
-        2, word.find('=') == std::string::npos ? std::string::npos : word.find('=') - 2);
-    Match m = match(name);
+    const size_t eq = word.find('=');
+    Match m = match(word.substr(2, eq == std::string::npos ? eq : eq - 2));
     if (m.opt != nullptr || m.help || !m.ambiguous.empty()) return true;
   }
   size_t i = 1;

@@ -199,10 +199,13 @@ class JsonBuilder {
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
-    // nlohmann prefixes "[json.exception.parse_error.101] parse error at ...".
+    fail_with(e);
+    return false;
+  }
+  // nlohmann prefixes "[json.exception.parse_error.101] parse error at ...".
+  void fail_with(const nlohmann::detail::exception& e) {
     error = e.what();
     if (auto pos = error.find("] "); pos != std::string::npos) error = error.substr(pos + 2);
-    return false;
   }
 
  private:
@@ -342,9 +345,7 @@ Expected<Json> parse_json(std::string_view text, std::string_view what) {
   try {
     ok = Json::sax_parse(text, &b);
   } catch (const Json::exception& e) {
-    // A number too large for a double (out_of_range.406).
-    b.error = e.what();
-    if (auto pos = b.error.find("] "); pos != std::string::npos) b.error = b.error.substr(pos + 2);
+    b.fail_with(e);  // a number too large for a double (out_of_range.406)
   }
   if (!ok)
     return fail(std::string(what) +

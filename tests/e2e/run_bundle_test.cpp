@@ -727,6 +727,12 @@ TEST_F(RunBundle, BadPersonaTimeoutIsAUsageError) {
     EXPECT_EQ(r.exit_code, 2) << bad;
     EXPECT_NE(r.err.find("--persona-timeout-seconds"), std::string::npos) << r.err;
   }
+  // A parallelism past what an int holds was truncated before.
+  for (const char* bad : {"0", "4294967297", "x"}) {
+    auto r = test::run_devgraph({"run-bundle", run_dir, "--bundle", "b1", "--max-parallel", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("argument --max-parallel: invalid int value"), std::string::npos) << r.err;
+  }
   EXPECT_EQ(test::slurp(run_dir + "/state.json"), before);
   EXPECT_FALSE(path_exists(bundle_dir + "/run_bundle.log"));
 }
