@@ -173,7 +173,9 @@ Expected<bool> file_has_bytes(const std::string& path, std::string_view bytes) {
   // A size of 0 may be a /proc file's; only a positive size is trusted.
   const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
   if (regular && static_cast<uint64_t>(st.st_size) != bytes.size()) return false;
-  char block[16 << 10];
+  // One page: each further page of a fresh stack is a page fault, which
+  // costs more here than the extra reads of a small block.
+  char block[4 << 10];
   size_t at = 0;
   for (;;) {
     DG_TRY(const size_t n, read_some(fd, block, sizeof block, path));

@@ -57,9 +57,12 @@ bool move_heap_to_huge_pages(size_t window_bytes) {
   if (madvise(reinterpret_cast<void*>(window), window_end - window, MADV_HUGEPAGE) != 0)
     return false;
   // Fill the gap below the window with one block that is never freed and
-  // never touched past its header, so the next allocation starts at the
-  // window. (That block's pages cost nothing: only touched pages exist.)
-  void* spacer = std::malloc(window - top - 2 * kHeader);
+  // never touched past its header. It ends exactly at the window, so the
+  // heap's next header is the window's first bytes and the page below the
+  // window is never touched. (The block's pages cost nothing: only touched
+  // pages exist.) glibc sizes a block as the request plus 8, rounded up
+  // to 16; window - top is a multiple of 16.
+  void* spacer = std::malloc(window - top - kHeader);
   if (spacer == nullptr) return false;
   return reinterpret_cast<uintptr_t>(spacer) == top + kHeader;
 }

@@ -14,6 +14,16 @@ namespace {
 using std::chrono::seconds;
 using std::chrono::system_clock;
 
+TEST(SystemClock, WallTimeIsTheSystemsRealTime) {
+  // wall() asks the kernel directly; it must agree with the library's clock.
+  const auto before = std::chrono::system_clock::now();
+  const auto wall = devgraph::system_clock().wall();
+  const auto after = std::chrono::system_clock::now();
+  EXPECT_LE(before - std::chrono::milliseconds(1), wall);
+  EXPECT_LE(wall, after + std::chrono::milliseconds(1));
+  EXPECT_GT(wall.time_since_epoch().count(), 0);
+}
+
 TEST(IsoUtc, WritesTheStampTheReferenceWrites) {
   EXPECT_EQ(iso_utc(system_clock::time_point{}), "1970-01-01T00:00:00+00:00");
   // 2026-09-03T20:00:05Z, with a fraction that is dropped.
