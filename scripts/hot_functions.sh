@@ -57,7 +57,8 @@ cat "$work"/cg.* | sed -nE 's/^c?fn=\([0-9]+\) (.+)$/\1/p' | grep -v -e '^0x' -e
 #   valgrind emulates a CPU without AVX-512, so the profile names the AVX2
 #   or SSE2 variants. Each is followed by its EVEX and AVX-512 siblings, the
 #   ones a machine with AVX-512 runs.
-# - start-up code valgrind reports without a name.
+# - start-up code that is missing from the profile (found by recording
+#   the page faults of a real run: perf record -e page-faults -d).
 nm --defined-only "$devgraph" | awk '{print $3}' >"$work/symbols.txt"
 python3 - "$work/profiled.txt" "$work/symbols.txt" >cmake/hot-functions.txt <<'PY'
 import re, sys
