@@ -14,7 +14,8 @@
 # medians (ms) and the ratio; BENCHMARKS.md quotes them. When the build
 # tree has bench/durable_write_floor (DEVGRAPH_BENCH=ON), each line also
 # gives that program's median on the same run: the file work of a move
-# (read, flushed event line, flushed temp file, rename, flushed directory)
+# (state copied, flushed event line, flushed temp file, rename, flushed
+# directory)
 # with nothing else, so the disk's share of devgraph's time is in view.
 set -euo pipefail
 
@@ -61,11 +62,10 @@ with open(path, "w", encoding="utf-8") as f:
     json.dump(state, f, indent=2)
     f.write("\n")
 PY
-  mkdir -p "$work/dg-$n/runs" "$work/py-$n/runs"
-  cp -r "$base" "$work/dg-$n/runs/"
-  cp -r "$base" "$work/py-$n/runs/"
-  mkdir -p "$work/fl-$n/runs"
-  cp -r "$base" "$work/fl-$n/runs/"
+  for copy in dg py fl; do
+    mkdir -p "$work/$copy-$n/runs"
+    cp -r "$base" "$work/$copy-$n/runs/"
+  done
   move=(move --bundle B0 --task T1 --node verify --event IMPLEMENT_DONE)
   py_runs=10
   [ "$n" -ge 1000 ] && py_runs=5

@@ -85,8 +85,9 @@ for name in profiled:
     emit(name)
     # "__strlen_avx2", "strlen" and "strlen_ifunc" all name strlen's family.
     m = re.match(r"^__([a-z0-9]+)_(sse|avx|erms)", name) or re.match(r"^([a-z0-9]+)(_ifunc)?$", name)
-    for sibling in siblings.get(m.group(1), []) if m else []:
-        emit(sibling)
+    if m:
+        for sibling in siblings.get(m.group(1), []):
+            emit(sibling)
 print("\n".join(out))
 PY
 echo "cmake/hot-functions.txt: $(wc -l <cmake/hot-functions.txt) functions" >&2
