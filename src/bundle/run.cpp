@@ -47,7 +47,7 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
   opt.on_log = request.on_log;
   opt.on_state = request.on_state;
   opt.on_wait = request.on_tick;
-  auto driver = Driver::open(opt, store, *graph, runner);
+  auto driver = Driver::open(opt, DriverParts{store, *graph, runner});
   if (!driver) return usage_report(driver.error().message);
   const BundleContext& ctx = (*driver)->context();
 
@@ -68,10 +68,11 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
   cfg.backend.disallowed_tools = h.disallowed_tools;
   cfg.backend.sim_scenario = request.sim_scenario;
   cfg.backend.command_template = request.agent_command;
-  cfg.backend.sim_state_dir = ctx.bundle_dir + "/sim";
+  const BundleLayout& layout = (*driver)->layout();
+  cfg.backend.sim_state_dir = layout.sim_state();
   cfg.bundle = request.bundle;
-  cfg.log_path = ctx.bundle_dir + "/run_bundle.log";
-  cfg.children_record = ctx.bundle_dir + "/" + kChildrenRecord;
+  cfg.log_path = layout.log();
+  cfg.children_record = layout.live_children();
   cfg.on_log = request.on_log;  // the runtime's records too, as the reference prints them
   cfg.result_schema = result_schema_path(*skill);
   agents::apply_headless_minutes(cfg, h.persona_timeout_minutes, h.api_retry_minutes);

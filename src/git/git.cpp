@@ -305,4 +305,23 @@ std::string format_commit_message(const CommitRequest& request) {
   return msg;
 }
 
+Expected<std::string> commit_paths(Git& git, const std::vector<std::string>& pathspec,
+                                   const CommitRequest& request,
+                                   const std::function<void(const char*)>& on_step) {
+  // Nothing of ours changed: no `git add` at all (an empty pathspec is an
+  // error to git) and, above all, no pathless commit of the whole index.
+  if (pathspec.empty()) return std::string();
+  DG_CHECK(git.add(pathspec));
+  if (on_step) on_step("commit");
+  auto c = git.commit(request, pathspec);
+  if (on_step) on_step("committed");
+  if (c) return c;
+  // The paths were listed as changed, so a refused commit is rare: asked
+  // only then, a pathspec with nothing staged is nothing to commit rather
+  // than an error.
+  DG_TRY(auto staged, git.staged(pathspec));
+  if (staged.empty()) return std::string();
+  return c;
+}
+
 }  // namespace devgraph::git

@@ -13,6 +13,7 @@
 // ask git whether the commit already exists instead of making it twice.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -85,6 +86,17 @@ class Git {
   // Subject lines and hashes of base..HEAD, oldest first ("<hash> <subject>").
   virtual Expected<std::vector<std::string>> log_oneline(const std::string& base) = 0;
 };
+
+// Commits exactly `pathspec` (`git add --` then `git commit --` by that
+// pathspec, never the whole index): whatever else is staged stays staged
+// and out of the commit. Returns the new HEAD, or "" when there is nothing
+// to commit (an empty pathspec, or paths whose change was undone before
+// the add). `on_step` is called with "commit" right before `git commit`
+// and "committed" right after it (the crash points of an exactly-once
+// commit); it may be empty.
+Expected<std::string> commit_paths(Git& git, const std::vector<std::string>& pathspec,
+                                   const CommitRequest& request,
+                                   const std::function<void(const char*)>& on_step = {});
 
 // The real implementation: runs git through `runner` in `dir`. `env` is
 // added to every git invocation (e.g. a committer identity).

@@ -358,4 +358,17 @@ Expected<Json> load_json_file(const std::string& path) {
   return parse_json(text, path);
 }
 
+std::string json_str(const Json& j, const char* key, const std::string& fallback) {
+  if (j.is_object() && j.contains(key) && j[key].is_string()) return j[key].get<std::string>();
+  return fallback;
+}
+
+std::vector<std::string> json_str_list(const Json& j, const char* key) {
+  std::vector<std::string> out;
+  if (j.is_object() && j.contains(key) && j[key].is_array())
+    for (const auto& v : j[key])
+      if (v.is_string()) out.push_back(v.get<std::string>());
+  return out;
+}
+
 }  // namespace devgraph

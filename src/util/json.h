@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/expected.h"
 
@@ -51,5 +52,11 @@ Expected<Json> parse_json(std::string_view text, std::string_view what);
 
 // Reads and parses a JSON file.
 Expected<Json> load_json_file(const std::string& path);
+
+// Field readers for loosely shaped JSON (persona results, state records):
+// the string at `key`, else `fallback`; the strings of the array at `key`
+// (other items skipped), else none.
+std::string json_str(const Json& object, const char* key, const std::string& fallback = "");
+std::vector<std::string> json_str_list(const Json& object, const char* key);
 
 }  // namespace devgraph

@@ -464,38 +464,34 @@ struct KillPoint {
   const char* window;  // what has happened and what has not
 };
 
-// Counts follow the bundle's course. launch/saved 1 is the planner, 2..13
-// the task personas (four per task), 14 the code reviewer, 15 the
-// documentation reviewer. commit 1 is the plan, 2..4 the tasks. move 1 is
-// PLAN_DONE, 2..13 the task cursors (TASK_STARTED, TDD_DONE, IMPLEMENT_DONE,
-// TASK_COMMITTED per task), 14 BUNDLE_TASKS_COMPLETE, 15
-// BUNDLE_VERIFY_PASSED, 16 REVIEW_APPROVED, 17 PR_CREATED. Which task a
-// count lands on depends on timing; the window it names does not.
+// Each point names the effect it interrupts (bundle/crash_points.h), so a
+// point stays where it is when the driver gains a move. T1 heads the
+// longest chain (T1 -> T2) and is served first; T3 runs beside it.
 const KillPoint kPoints[] = {
-    {"launch:1", "planning: nothing launched yet"},
-    {"saved:1", "planning: planner result saved, plan not committed"},
-    {"commit:1", "planning: plan staged, not committed"},
-    {"committed:1", "planning: plan committed, PLAN_DONE not recorded"},
-    {"moved:1", "PLAN_DONE recorded, no task started"},
-    {"launch:3", "two tasks started, the second tdd-writer not launched"},
-    {"saved:2", "a tdd-writer result saved, TDD_DONE not recorded"},
-    {"saved:4", "an implement result saved, IMPLEMENT_DONE not recorded"},
-    {"saved:6", "one verifier of a task done, the other may be running"},
-    {"commit:2", "first task: intent recorded, paths staged, not committed"},
-    {"committed:2", "first task committed, TASK_COMMITTED not recorded"},
-    {"launch:10", "the dependent task starting while another is verified"},
-    {"commit:3", "second task staged while another is in flight"},
-    {"committed:3", "second task committed, not recorded"},
-    {"committed:4", "last task committed, not recorded"},
-    {"moved:14", "tasks complete, bundle_verify not run"},
-    {"saved:14", "code review saved, REVIEW_APPROVED not recorded"},
-    {"saved:15", "documentation review saved, delivery not started"},
-    {"push:1", "push intent recorded, not pushed"},
-    {"pushed:1", "pushed, pull request not looked up"},
-    {"pr:1", "pull request intent recorded, gh pr create not run"},
-    {"pr_created:1", "pull request open, not read back"},
-    {"merged:1", "auto-merge enabled, PR_CREATED not recorded"},
-    {"delivered:1", "PR_CREATED recorded, result not written"},
+    {"launch:b1/planner", "planning: nothing launched yet"},
+    {"saved:b1/planner", "planning: planner result saved, plan not committed"},
+    {"commit:b1/plan", "planning: plan staged, not committed"},
+    {"committed:b1/plan", "planning: plan committed, PLAN_DONE not recorded"},
+    {"moved:b1/PLAN_DONE", "PLAN_DONE recorded, no task started"},
+    {"launch:b1/T3/tdd-writer", "two tasks started, the second tdd-writer not launched"},
+    {"saved:b1/T1/tdd-writer", "a tdd-writer result saved, TDD_DONE not recorded"},
+    {"saved:b1/T1/developer", "an implement result saved, IMPLEMENT_DONE not recorded"},
+    {"saved:b1/T1/tester", "one verifier of a task done, the other may be running"},
+    {"commit:b1/T1", "first task: intent recorded, paths staged, not committed"},
+    {"committed:b1/T1", "first task committed, TASK_COMMITTED not recorded"},
+    {"launch:b1/T2/tdd-writer", "the dependent task starting while another may be verified"},
+    {"commit:b1/T3", "the side task staged while another may be in flight"},
+    {"committed:b1/T3", "the side task committed, not recorded"},
+    {"committed:b1/T2", "the dependent task committed, not recorded"},
+    {"moved:b1/BUNDLE_TASKS_COMPLETE", "tasks complete, bundle_verify not run"},
+    {"saved:b1/code-reviewer", "code review saved, REVIEW_APPROVED not recorded"},
+    {"saved:b1/documentation-reviewer", "documentation review saved, delivery not started"},
+    {"push:develop/b1", "push intent recorded, not pushed"},
+    {"pushed:develop/b1", "pushed, pull request not looked up"},
+    {"pr:develop/b1", "pull request intent recorded, gh pr create not run"},
+    {"pr_created:develop/b1", "pull request open, not read back"},
+    {"merged:develop/b1", "auto-merge enabled, PR_CREATED not recorded"},
+    {"delivered:b1", "PR_CREATED recorded, result not written"},
 };
 
 void PrintTo(const KillPoint& p, std::ostream* os) {
@@ -517,7 +513,7 @@ TEST_P(RunBundleResume, KilledOnceThenResumedDeliversExactlyOnce) {
   EXPECT_EQ(killed.out.find("RESULT_JSON"), std::string::npos);
   expect_consistent_run(b, "right after the kill");
   auto saved = b.saved_results();
-  if (std::string(p.crash) != "launch:1") {
+  if (std::string(p.crash) != "launch:b1/planner") {
     EXPECT_FALSE(saved.empty());
   }
   auto resumed = b.run_bundle();

@@ -413,7 +413,18 @@ TEST_F(RunBundle, MalformedAgainAfterTheResumeBlocksTheTask) {
   EXPECT_EQ(calls("developer T1 launch"), 3u);
   EXPECT_EQ(calls("developer T1 resume"), 3u);
   EXPECT_EQ(find("MALFORMED_RESULT", {{"task", "T1"}}).size(), 3u);
-  EXPECT_EQ(find("BLOCKED", {{"task", "T1"}}).size(), 2u);
+  // Each blocked attempt enters blocker_recovery; the first two come back
+  // to implement (retry_previous), the third finds the budget spent.
+  auto blocked = find("BLOCKED", {{"task", "T1"}});
+  ASSERT_EQ(blocked.size(), 3u);
+  EXPECT_EQ(events()[blocked[2]]["detail"]["retry"], 3);
+  EXPECT_EQ(events()[blocked[0]]["detail"]["lane_to"], "blocker_recovery");
+  auto recovered = find("RECOVERED", {{"task", "T1"}});
+  ASSERT_EQ(recovered.size(), 2u);
+  EXPECT_EQ(events()[recovered[0]]["detail"]["lane_to"], "implement");
+  auto waiting = find("AWAITING_HUMAN", {{"task", "T1"}});
+  ASSERT_EQ(waiting.size(), 1u);
+  EXPECT_EQ(events()[waiting[0]]["detail"]["lane_from"], "blocker_recovery");
   Json saved_result = saved("developer", "T1");
   EXPECT_EQ(saved_result["outcome"], "malformed_result");
   EXPECT_EQ(saved_result["result"]["status"], "BLOCKED");
@@ -492,7 +503,7 @@ TEST_F(RunBundle, UsageLimitResettingTomorrowWaitsForAHumanWithoutRelaunching) {
 }
 
 TEST_F(RunBundle, HangingPersonaTimesOutAndSpendsTheRetryBudget) {
-  // T2's test writer asks for help twice, then hangs on every later attempt.
+  // T2's test writer is blocked twice, then hangs on every later attempt.
   // Only the transient-retry budget stops it: the third attempt times out
   // and the task waits for a human. (Relaunching a timed-out persona for
   // free would loop here until the test's own timeout.) One persona timeout
@@ -503,10 +514,10 @@ TEST_F(RunBundle, HangingPersonaTimesOutAndSpendsTheRetryBudget) {
   prepend("tdd-writer", {{"task", "T2"},
                          {"call", 2},
                          {"result",
-                          {{"status", "NEEDS_CONTEXT"},
-                           {"summary", "which greeting?"},
+                          {{"status", "BLOCKED"},
+                           {"summary", "the runner is busy"},
                            {"evidence", Json::array()},
-                           {"missing_context", Json::array({"the greeting"})}}}});
+                           {"blockers", Json::array({"a runner is busy"})}}}});
   prepend("tdd-writer", {{"task", "T2"},
                          {"call", 1},
                          {"result",
@@ -520,10 +531,10 @@ TEST_F(RunBundle, HangingPersonaTimesOutAndSpendsTheRetryBudget) {
       << result_of(r)["blockers"].dump();
   EXPECT_EQ(calls("tdd-writer T2 launch"), 3u);
   auto blocked = find("BLOCKED", {{"task", "T2"}});
-  auto needs = find("NEEDS_CONTEXT", {{"task", "T2"}});
-  ASSERT_EQ(blocked.size(), 1u);
-  ASSERT_EQ(needs.size(), 1u);
-  EXPECT_EQ(events()[needs[0]]["detail"]["retry"], 2);
+  ASSERT_EQ(blocked.size(), 3u);
+  EXPECT_EQ(events()[blocked[1]]["detail"]["retry"], 2);
+  EXPECT_EQ(events()[blocked[2]]["detail"]["retry"], 3);
+  EXPECT_EQ(find("RECOVERED", {{"task", "T2"}}).size(), 2u);
   Json saved_result = saved("tdd-writer", "T2");
   EXPECT_EQ(saved_result["outcome"], "timeout");
   EXPECT_EQ(saved_result["result"]["status"], "BLOCKED");

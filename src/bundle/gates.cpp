@@ -1,0 +1,360 @@
+#include "bundle/gates.h"
+
+#include <cmath>
+#include <set>
+
+#include "bundle/recovery.h"
+#include "bundle/words.h"
+#include "lane/routes.h"
+#include "schedule/schedule.h"
+#include "util/fs.h"
+
+namespace devgraph::bundle {
+namespace {
+
+constexpr const char* kLane = "bundle";
+const std::optional<std::string> kBundleCursor;
+
+// What a gate did: moved on (the loop reads the cursor's new node), or
+// stopped with a reason for a person.
+struct Step {
+  std::string blocker;  // "" when the cursor moved on
+  std::string extra;    // for the next launch (recovered context, problems)
+  bool delivered = false;
+};
+
+// The persona of `node` for the bundle cursor: a result saved for this
+// visit, or a new launch, waited for.
+Expected<PersonaResult> bundle_persona(BundleRun& run, const std::string& node,
+                                       std::string dispatch, const std::string& extra) {
+  DG_TRY(auto personas, run.walker.personas(node));
+  if (personas.size() != 1) return fail("bundle node " + node + " must name one persona");
+  Visit v{personas.front(), std::nullopt, node, run.journal.moves(kBundleCursor)};
+  if (auto r = run.dispatch.recorded(v)) {
+    run.journal.log("reused_result", Json{{"persona", v.persona}, {"node", node}});
+    return *r;
+  }
+  if (!extra.empty()) dispatch += "\n\n" + extra + "\n";
+  DG_TRY(auto id, run.dispatch.launch(v, dispatch));
+  return run.dispatch.wait_for(id);
+}
+
+// A persona at a bundle node stopped: through recovery, back to the node
+// (extra names what was found) or to a person (blocker).
+Expected<Step> stopped(BundleRun& run, const std::string& node, const PersonaResult& r) {
+  auto decision = decide(run.walker, node, r, spent_budgets(run.journal.cursor()), {});
+  DG_TRY(auto where, pass(run, kLane, kBundleCursor, node, decision, r.detail()));
+  if (!where.retry)
+    return Step{r.persona + " " + r.status + ": " + clip(r.summary, 300), "", false};
+  auto missing = r.missing_context.empty() ? r.blockers : r.missing_context;
+  return Step{"", "The previous attempt stopped on: " + join(missing, "; "), false};
+}
+
+int repairs_of(BundleRun& run) {
+  return static_cast<int>(run.journal.cursor().value("repairs", 0LL));
+}
+
+// Findings go to repair_bundle while its cycles last; then the repair
+// node is exhausted and the bundle waits for a person.
+Expected<Step> to_repair(BundleRun& run, const std::string& node, std::string_view route,
+                         std::string_view event, Json detail, const std::string& findings,
+                         const std::string& what) {
+  int repairs = repairs_of(run) + 1;
+  DG_TRY(auto target,
+         run.walker.follow(kLane, node, route, run.journal.previous_node(kBundleCursor)));
+  DG_CHECK(write_file_atomic(run.layout.repair_findings(), findings + "\n"));
+  detail["repair"] = repairs;
+  DG_CHECK(run.journal.move(kBundleCursor, target, event, Json{{"repairs", repairs}}, detail));
+  if (repairs <= run.walker.max_cycles(target)) return Step{};
+  DG_TRY(auto human, run.walker.follow(kLane, target, lane::route::kExhausted, ""));
+  std::string why = what + " after " + std::to_string(repairs - 1) + " repairs";
+  DG_CHECK(run.journal.move(kBundleCursor, human, lane::event::kAwaitingHuman, Json(),
+                            Json{{"blocker", why}, {"recovery", "exhausted"}}));
+  return Step{why, "", false};
+}
+
+Expected<std::string> commit_reported(BundleRun& run, const PersonaResult& r,
+                                      const std::string& subject, const std::string& step) {
+  std::string key = run.bundle() + "/" + step;
+  // Only a result an earlier driver saved can have been committed already.
+  if (r.reused)
+    if (auto c = run.committed_with(kBundleTrailer, key)) return *c;
+  DG_TRY(auto st, run.git.status());
+  std::vector<std::string> chosen, dirty;
+  for (const auto& e : st) {
+    dirty.push_back(e.path);
+    for (const auto& a : r.artifacts) {
+      bool suffix =
+          a.size() <= e.path.size() && e.path.compare(e.path.size() - a.size(), a.size(), a) == 0;
+      if (e.path == a || suffix || schedule::glob_matches(a, e.path)) {
+        chosen.push_back(":(literal)" + e.path);
+        break;
+      }
+    }
+  }
+  if (chosen.empty()) {
+    if (!dirty.empty() && r.artifacts.empty())
+      run.concerns.push_back("persona changed files but reported none: " +
+                             clip(join(dirty, ", "), 300));
+    return std::string();
+  }
+  DG_CHECK(run.journal.event(
+      lane::event::kNote,
+      Json{{"topic", "commit_intent"}, {"bundle", run.bundle()}, {"step", step}}));
+  git::CommitRequest req{clip(subject, 72), "", {{kBundleTrailer, key}}};
+  return git::commit_paths(run.git, chosen, req,
+                           [&](const char* label) { run.crash.reach(label, key); });
+}
+
+std::pair<bool, std::string> run_recorded(BundleRun& run, const GateInputs& in, const char* key) {
+  std::string cmd = run.command(key);
+  if (cmd.empty()) return {true, std::string("no ") + key + " command recorded"};
+  auto argv = split_command(cmd);
+  if (!argv) return {false, std::string(key) + " " + argv.error().message};
+  CommandSpec spec;
+  spec.argv = *argv;
+  spec.cwd = run.ctx.worktree;
+  spec.timeout = in.command_timeout;
+  spec.max_output_bytes = 256 * 1024;
+  spec.on_wait = in.on_wait;
+  // A project's test suite can take minutes: the records let the live
+  // view (and anyone reading the log) see what runs and how long it took.
+  run.journal.log("command_started", Json{{"command", key}, {"argv", cmd}});
+  const auto began = std::chrono::steady_clock::now();
+  auto r = run.runner.run(spec);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  Json done = {{"command", key},
+               {"exit", r ? Json(r->exit_code) : Json(nullptr)},
+               {"timed_out", r ? r->timed_out : false},
+               {"seconds", std::round(seconds * 10) / 10}};
+  if (!r) done["error"] = r.error().message;
+  run.journal.log("command_finished", std::move(done));
+  if (!r) return {false, r.error().message};
+  return {r->ok(), clip_tail(r->out + r->err, 4000)};
+}
+
+std::string write_diff(BundleRun& run) {
+  auto d = run.git.diff(run.ctx.base + "...HEAD");
+  // Reviewers read the diff from this file; an empty one says git failed.
+  std::ignore = write_file_atomic(run.layout.whole_diff(), d ? *d : "");
+  return run.layout.whole_diff();
+}
+
+std::set<std::string> fingerprints(const Json& findings) {
+  std::set<std::string> out;
+  for (const auto& f : findings) {
+    Json key = Json::object();
+    for (const char* k : {"file", "path", "title", "summary", "id"})
+      if (f.is_object() && f.contains(k)) key[k] = f[k];
+    out.insert(dump_py(key.empty() ? f : key));
+  }
+  return out;
+}
+
+Expected<Step> verify_gate(BundleRun& run, const GateInputs& in, std::string& evidence) {
+  const std::string node = "bundle_verify";
+  std::string why;
+  auto st = run.git.status();
+  if (!st) {
+    why = st.error().message;
+  } else if (!st->empty()) {
+    std::vector<std::string> paths;
+    for (const auto& e : *st) paths.push_back(e.path);
+    why = "worktree not clean before bundle_verify:\n" + join(paths, "\n");
+  } else {
+    auto [ok, out] = run_recorded(run, in, "test");
+    if (!ok) why = "test command failed:\n" + out;
+    if (ok) {
+      auto [bok, bout] = run_recorded(run, in, "build");
+      if (!bok) why = "build command failed:\n" + bout;
+    }
+  }
+  if (!why.empty())
+    return to_repair(run, node, lane::route::kFailed, lane::event::kVerifyFailed,
+                     Json{{"evidence", clip(why, 1000)}}, why,
+                     "bundle_verify still failing: " + clip(why, 500));
+  evidence = "test and build passed";
+  DG_TRY(auto next, run.walker.follow(kLane, node, lane::route::kPassed, ""));
+  DG_CHECK(run.journal.move(kBundleCursor, next, lane::event::kVerifyPassed, Json(),
+                            Json{{"evidence", evidence}}));
+  return Step{};
+}
+
+Expected<Step> review_gate(BundleRun& run, const GateInputs& in, const std::string& extra) {
+  const std::string node = "final_review";
+  templates::Values v{{"bundle_id", run.bundle()},
+                      {"spec_path", in.spec_path},
+                      {"plan_path", run.layout.plan_md()},
+                      {"worktree", run.ctx.worktree},
+                      {"diff_path", write_diff(run)},
+                      {"base", run.ctx.base},
+                      {"task_results_dir", run.layout.tasks_dir()}};
+  DG_TRY(auto dispatch, run.render("final-review-dispatch", v));
+  DG_TRY(auto r, bundle_persona(run, node, dispatch, extra));
+  if (r.stopped()) return stopped(run, node, r);
+  if (r.status == "DONE" && !r.has_findings()) {
+    DG_TRY(auto next, run.walker.follow(kLane, node, lane::route::kApproved, ""));
+    DG_CHECK(
+        run.journal.move(kBundleCursor, next, lane::event::kReviewApproved, Json(), r.detail()));
+    return Step{};
+  }
+  // A finding the previous review also reported survived a repair cycle:
+  // another cycle is unlikely to fix it, so a person looks now.
+  auto now = fingerprints(r.findings);
+  auto prev = load_json_file(run.layout.review_findings());
+  std::vector<std::string> survived;
+  if (prev && prev->is_array())
+    for (const auto& p : *prev)
+      if (p.is_string() && now.count(p.get<std::string>()))
+        survived.push_back(p.get<std::string>());
+  DG_CHECK(write_file_atomic(run.layout.review_findings(),
+                             dump_py(Json(std::vector<std::string>(now.begin(), now.end())))));
+  if (!survived.empty()) {
+    auto park = run.walker.shared_node_of_type("cursor_interrupt");
+    if (!park) return fail("GRAPH.yaml has no shared node where a cursor waits for a person");
+    DG_CHECK(run.journal.move(
+        kBundleCursor, *park, lane::event::kAwaitingHuman, Json(),
+        Json{{"blocker", "review findings survived a repair cycle"}, {"findings", survived}}));
+    return Step{"review findings survived a repair cycle: " + clip(join(survived, "; "), 300), "",
+                false};
+  }
+  Json f = {{"findings", r.findings}, {"concerns", r.raw.value("concerns", Json::array())}};
+  return to_repair(run, node, lane::route::kFindings, lane::event::kReviewFindings, r.detail(),
+                   dump_py(f, 2), "review findings survive: " + clip(r.summary, 300));
+}
+
+Expected<Step> repair_gate(BundleRun& run, const GateInputs& in, const std::string& extra) {
+  const std::string node = "repair_bundle";
+  auto findings = read_file(run.layout.repair_findings());
+  templates::Values v{{"bundle_id", run.bundle()},
+                      {"worktree", run.ctx.worktree},
+                      {"spec_path", in.spec_path},
+                      {"plan_path", run.layout.plan_md()},
+                      {"test_command", run.command("test")},
+                      {"findings_path", run.layout.repair_findings()},
+                      {"findings", templates::fence_data("findings", findings ? *findings : "")}};
+  DG_TRY(auto dispatch, run.render("bundle-repair-dispatch", v));
+  DG_TRY(auto r, bundle_persona(run, node, dispatch, extra));
+  if (r.stopped()) return stopped(run, node, r);
+  DG_TRY(auto c, commit_reported(
+                     run, r, "fix(" + run.bundle() + "): repair review and verification findings",
+                     "repair-" + std::to_string(repairs_of(run))));
+  Json d = r.detail();
+  d["commits"] = c.empty() ? Json::array() : Json::array({c});
+  DG_TRY(auto next, run.walker.follow(kLane, node, lane::route::kDone, ""));
+  DG_CHECK(run.journal.move(kBundleCursor, next, lane::done_event(node), Json(), d));
+  return Step{};
+}
+
+Expected<Step> docs_gate(BundleRun& run, const GateInputs& in, const std::string& extra) {
+  const std::string node = "documentation_review";
+  templates::Values v{{"bundle_id", run.bundle()},         {"spec_path", in.spec_path},
+                      {"plan_path", run.layout.plan_md()}, {"worktree", run.ctx.worktree},
+                      {"diff_path", write_diff(run)},      {"base", run.ctx.base}};
+  DG_TRY(auto dispatch, run.render("documentation-reviewer-dispatch", v));
+  DG_TRY(auto r, bundle_persona(run, node, dispatch, extra));
+  if (r.stopped()) return stopped(run, node, r);
+  DG_TRY(auto repair, run.walker.follow(kLane, node, lane::route::kDoneWithConcerns, ""));
+  if (r.status == "DONE_WITH_CONCERNS" && repairs_of(run) < run.walker.max_cycles(repair)) {
+    Json f = {{"concerns", r.raw.value("concerns", Json::array())}, {"findings", r.findings}};
+    return to_repair(run, node, lane::route::kDoneWithConcerns, lane::event::kDocReviewFindings,
+                     r.detail(), dump_py(f, 2), "documentation concerns");
+  }
+  // With the repair cycles spent, documentation concerns are reported,
+  // not a reason to hold the branch back.
+  if (r.status == "DONE_WITH_CONCERNS")
+    for (const auto& c : r.concerns) run.concerns.push_back("documentation: " + c);
+  DG_TRY(auto c,
+         commit_reported(run, r, "docs: align documentation with the delivered change", "docs"));
+  (void)c;  // the commit, if any, is on the branch; delivery reads HEAD
+  return Step{"", "", true};
+}
+
+}  // namespace
+
+Expected<std::string> run_plan(BundleRun& run, const GateInputs& in) {
+  const std::string node = "plan_bundle";
+  std::string extra;
+  while (run.journal.node(kBundleCursor) == node) {
+    templates::Values v{{"bundle_id", run.bundle()},
+                        {"spec_path", in.spec_path},
+                        {"worktree", run.ctx.worktree},
+                        {"branch", run.ctx.branch},
+                        {"default_branch", run.ctx.default_branch},
+                        {"plan_path", run.layout.plan_md()},
+                        {"tasks_json_path", run.layout.tasks_json()}};
+    DG_TRY(auto dispatch, run.render("planner-dispatch", v));
+    DG_TRY(auto r, bundle_persona(run, node, dispatch, extra));
+    // The plan is accepted only when the plan check passes: a plan that
+    // fails it is a blocked planner, retried with the problems named.
+    std::vector<std::string> problems;
+    std::optional<schedule::Plan> plan;
+    if (!r.stopped()) {
+      auto doc = load_json_file(run.layout.tasks_json());
+      if (!doc) problems.push_back(doc.error().message);
+      if (doc) problems = schedule::check_plan(*doc);
+      if (doc && problems.empty()) {
+        auto p = schedule::plan_from_json(*doc);
+        if (p) plan = std::move(*p);
+        if (!p) problems.push_back(p.error().message);
+      }
+      if (!problems.empty()) {
+        r.status = "BLOCKED";
+        r.summary = "tasks.json failed the schedule check: " + join(problems, "; ");
+        r.blockers = problems;
+      }
+    }
+    if (r.stopped()) {
+      DG_TRY(auto step, stopped(run, node, r));
+      if (!step.blocker.empty()) return step.blocker;
+      extra = step.extra;
+      continue;
+    }
+    auto cp = schedule::critical_path(*plan, std::nullopt);
+    // The plan is part of the branch: commit it (once) so the tree is clean
+    // for the task commits' footprint checks and for bundle_verify.
+    std::string key = run.bundle() + "/plan";
+    if (!r.reused || !run.committed_with(kBundleTrailer, key)) {
+      std::vector<std::string> paths;
+      for (const auto& rel : {run.layout.plan_rel(), run.layout.tasks_json_rel()})
+        if (path_exists(run.ctx.worktree + "/" + rel)) paths.push_back(":(literal)" + rel);
+      git::CommitRequest req{"docs(" + run.bundle() + "): plan", "", {{kBundleTrailer, key}}};
+      DG_TRY(auto c, git::commit_paths(run.git, paths, req,
+                                       [&](const char* label) { run.crash.reach(label, key); }));
+      (void)c;  // found again by its trailer
+    }
+    Json detail = r.detail();
+    detail["critical_path"] = cp.path;
+    detail["task_count"] = cp.task_count;
+    DG_TRY(auto next, run.walker.follow(kLane, node, lane::route::kDone, ""));
+    DG_CHECK(run.journal.move(kBundleCursor, next, lane::event::kPlanDone, Json(), detail,
+                              run.layout.tasks_json()));
+  }
+  return std::string();
+}
+
+Expected<std::string> run_gates(BundleRun& run, const GateInputs& in, std::string& evidence) {
+  std::string extra;
+  while (true) {
+    std::string node = run.journal.node(kBundleCursor);
+    Expected<Step> step = Step{};
+    if (node == "bundle_verify") {
+      step = verify_gate(run, in, evidence);
+    } else if (node == "final_review") {
+      step = review_gate(run, in, extra);
+    } else if (node == "repair_bundle") {
+      step = repair_gate(run, in, extra);
+    } else if (node == "documentation_review") {
+      step = docs_gate(run, in, extra);
+    } else {
+      return std::string("bundle cursor at " + node + " is not a bundle gate");
+    }
+    if (!step) return step.error();
+    if (!step->blocker.empty()) return step->blocker;
+    if (step->delivered) return std::string();
+    extra = step->extra;
+  }
+}
+
+}  // namespace devgraph::bundle

@@ -1,0 +1,40 @@
+// The bundle lane's own nodes (GRAPH.yaml lane `bundle`) before delivery:
+// plan_bundle (the planner, then the plan check and its commit), and after
+// the task lane the gates: bundle_verify (the recorded test and build
+// commands, as argv), final_review (code-reviewer), repair_bundle
+// (developer) and documentation_review (documentation-reviewer).
+//
+// Contract:
+// - Every transition follows the node's route in the graph; repair cycles
+//   are bounded by repair_bundle's max_cycles, and a review finding that
+//   survives a repair cycle escalates at once. A persona that stops goes
+//   through the recovery nodes (bundle/recovery.h).
+// - A persona's result for the bundle cursor's current visit is reused; the
+//   plan, repairs and documentation changes are committed by pathspec once,
+//   each with a `Devgraph-Bundle-Step` trailer looked up before a repeat.
+// - Returns "" when the bundle reached create_pr's doorstep (ready to
+//   deliver), else the reason it cannot go on; an Error when the journal
+//   refused a change.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "bundle/bundle_run.h"
+#include "util/expected.h"
+
+namespace devgraph::bundle {
+
+struct GateInputs {
+  std::string spec_path;
+  // Called while the test and build commands run (the live view's clock).
+  std::function<void()> on_wait;
+  std::chrono::milliseconds command_timeout{std::chrono::minutes(30)};
+};
+
+// plan_bundle: "" once the cursor moved on to the task scheduler.
+Expected<std::string> run_plan(BundleRun& run, const GateInputs& in);
+// bundle_verify .. documentation_review: "" once every gate passed.
+Expected<std::string> run_gates(BundleRun& run, const GateInputs& in, std::string& evidence);
+
+}  // namespace devgraph::bundle

@@ -1,0 +1,648 @@
+#include "bundle/task_lane.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include "bundle/recovery.h"
+#include "lane/routes.h"
+#include "util/fs.h"
+#include "util/unsynced_files.h"
+
+namespace devgraph::bundle {
+namespace {
+
+constexpr const char* kLane = "task";
+constexpr const char* kRepairOwnerKey = "repair_owner";
+
+const char* const kInfraMarkers[] = {
+    ".tf",  ".tfvars", "Dockerfile", "docker-compose", ".github/workflows",
+    "k8s/", "helm/",   "bicep",      "pulumi"};
+
+bool names_path(const std::string& artifact, const std::string& path) {
+  return artifact == path ||
+         (artifact.size() > path.size() &&
+          artifact.compare(artifact.size() - path.size(), path.size(), path) == 0 &&
+          artifact[artifact.size() - path.size() - 1] == '/');
+}
+
+}  // namespace
+
+bool is_infrastructure(const schedule::Task& t) {
+  std::string kind = t.kind;
+  std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
+  if (kind == "infra" || kind == "infrastructure" || kind == "iac") return true;
+  for (const auto& g : t.files)
+    for (const char* m : kInfraMarkers)
+      if (g.find(m) != std::string::npos) return true;
+  return false;
+}
+
+std::string plan_section(const std::string& plan, const std::string& id) {
+  std::istringstream in(plan);
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  auto heading_level = [](const std::string& l) -> size_t {
+    size_t n = 0;
+    while (n < l.size() && l[n] == '#') ++n;
+    return (n > 0 && n < l.size() && l[n] == ' ') ? n : 0;
+  };
+  for (size_t i = 0; i < lines.size(); ++i) {
+    size_t level = heading_level(lines[i]);
+    if (!level) continue;
+    std::string title = lines[i].substr(level);
+    while (!title.empty() && title[0] == ' ') title.erase(0, 1);
+    std::string lower = title;
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+    if (lower.rfind("task ", 0) == 0) title = title.substr(5);
+    if (title.rfind(id, 0) != 0) continue;
+    if (title.size() > id.size() &&
+        (std::isalnum(static_cast<unsigned char>(title[id.size()])) || title[id.size()] == '_'))
+      continue;
+    std::string out = lines[i];
+    for (size_t j = i + 1; j < lines.size(); ++j) {
+      size_t l = heading_level(lines[j]);
+      if (l && l <= level) break;
+      out += "\n" + lines[j];
+    }
+    return out;
+  }
+  return "";
+}
+
+TaskLane::TaskLane(BundleRun& run, schedule::Plan& plan, const std::vector<int>& tails,
+                   std::string spec_path, int max_parallel, size_t max_live)
+    : run_(run),
+      plan_(plan),
+      tails_(tails),
+      spec_path_(std::move(spec_path)),
+      max_parallel_(max_parallel),
+      max_live_(max_live) {
+  for (const auto& t : plan_.tasks) tasks_[t.id].id = t.id;
+}
+
+int TaskLane::committed() const {
+  int n = 0;
+  for (const auto& [id, t] : tasks_) n += t.stage == Stage::done;
+  return n;
+}
+
+void TaskLane::mark_all_committed() {
+  for (auto& [id, t] : tasks_) t.stage = Stage::done;
+}
+
+const schedule::Task& TaskLane::spec(const std::string& id) const {
+  return plan_.tasks[plan_.index.at(id)];
+}
+
+std::vector<std::string> TaskLane::in_flight(const std::string& except) const {
+  std::vector<std::string> out;
+  for (const auto& [id, t] : tasks_)
+    if (t.stage == Stage::active && id != except) out.push_back(id);
+  return out;
+}
+
+std::string TaskLane::concurrent_block(const std::string& id) const {
+  std::vector<std::string> lines;
+  for (const auto& o : in_flight(id)) lines.push_back(o + ": " + join(spec(o).files, ", "));
+  return lines.empty() ? "none" : join(lines, "\n");
+}
+
+// -- dispatch texts -----------------------------------------------------------
+
+Expected<std::string> TaskLane::write_brief(const std::string& id) {
+  const auto& t = spec(id);
+  const BundleLayout& L = run_.layout;
+  DG_CHECK(make_directories(L.scratch(id)));
+  auto plan_text = read_file(L.plan_md());
+  std::string section = plan_text ? plan_section(*plan_text, id) : "";
+  if (section.empty()) section = "(the plan has no section for this task; use the title and files)";
+  templates::Values v{{"task_id", id},
+                      {"task_title", t.title},
+                      {"bundle_id", run_.bundle()},
+                      {"worktree", run_.ctx.worktree},
+                      {"base_commit", tasks_[id].base_commit},
+                      {"scratch_dir", L.scratch(id)},
+                      {"test_command", run_.command("test")},
+                      {"build_command", run_.command("build")},
+                      {"footprint", templates::bullet_list(t.files)},
+                      {"depends_on", t.depends_on.empty() ? "none" : join(t.depends_on, ", ")},
+                      {"concurrent_tasks", concurrent_block(id)},
+                      {"plan_section", section},
+                      {"spec_path", spec_path_},
+                      {"plan_path", L.plan_md()}};
+  DG_TRY(auto text, run_.render("task-brief", v));
+  DG_CHECK(replace_file(L.brief(id), text));  // util/unsynced_files.h
+  return L.brief(id);
+}
+
+Expected<std::string> TaskLane::writer_dispatch(const std::string& id, const std::string& extra) {
+  const BundleLayout& L = run_.layout;
+  templates::Values v{{"task_id", id},
+                      {"bundle_id", run_.bundle()},
+                      {"brief_path", L.brief(id)},
+                      {"worktree", run_.ctx.worktree},
+                      {"scratch_dir", L.scratch(id)},
+                      {"test_command", run_.command("test")},
+                      {"concurrent_tasks", concurrent_block(id)},
+                      {"extra", extra}};
+  return run_.render("writer-dispatch", v);
+}
+
+Expected<std::string> TaskLane::verifier_dispatch(const std::string& id) {
+  const BundleLayout& L = run_.layout;
+  templates::Values v{{"task_id", id},
+                      {"bundle_id", run_.bundle()},
+                      {"brief_path", L.brief(id)},
+                      {"worktree", run_.ctx.worktree},
+                      {"base_commit", tasks_[id].base_commit},
+                      {"scratch_dir", L.scratch(id)},
+                      {"test_command", run_.command("test")}};
+  return run_.render("verifier-dispatch", v);
+}
+
+// -- personas -----------------------------------------------------------------
+
+std::string TaskLane::implementer(const std::string& id) const {
+  lane::Selection sel;
+  sel.infrastructure = is_infrastructure(spec(id));
+  auto p = run_.walker.personas("implement", sel);
+  return p && !p->empty() ? p->front() : "developer";
+}
+
+std::vector<std::string> TaskLane::test_artifacts(const std::string& id) const {
+  auto writers = run_.walker.personas("write_tdd");
+  if (!writers || writers->empty()) return {};
+  auto j = load_json_file(run_.layout.result(writers->front(), id));
+  return j && j->is_object() ? json_str_list((*j)["result"], "artifacts")
+                             : std::vector<std::string>{};
+}
+
+// What the task's writers reported changing: this run's and the saved
+// results' `artifacts`.
+std::set<std::string> TaskLane::reported_by(const std::string& id) const {
+  std::set<std::string> out = tasks_.at(id).reported;
+  for (const auto& p : task_personas(id, true))
+    if (auto j = load_json_file(run_.layout.result(p, id)); j && j->is_object())
+      for (const auto& a : json_str_list((*j)["result"], "artifacts")) out.insert(a);
+  return out;
+}
+
+std::vector<std::string> TaskLane::task_personas(const std::string& id, bool writers_only) const {
+  std::set<std::string> out;
+  for (const auto& node : run_.walker.lane_nodes(kLane)) {
+    const GraphNode* n = run_.walker.graph().node(node);
+    if (!n || (n->type != "agent" && n->type != "agent_parallel")) continue;
+    if (writers_only && n->type == "agent_parallel") continue;  // verifiers write nothing
+    for (bool infra : {false, true})
+      if (auto p = run_.walker.personas(node, {infra, implementer(id)}))
+        out.insert(p->begin(), p->end());
+  }
+  return {out.begin(), out.end()};
+}
+
+Status TaskLane::launch(TaskRun& t, const std::string& persona, const std::string& node,
+                        const std::string& extra) {
+  const GraphNode* n = run_.walker.graph().node(node);
+  bool verifier = n && n->type == "agent_parallel";
+  auto text = verifier ? verifier_dispatch(t.id) : writer_dispatch(t.id, extra);
+  if (text && verifier && !extra.empty()) *text += "\n\n" + extra + "\n";
+  if (!text) return block(t, text.error().message);
+  auto id = run_.dispatch.launch(Visit{persona, t.id, node, run_.journal.moves(t.id)}, *text);
+  if (!id) return block(t, persona + ": " + id.error().message);
+  return {};
+}
+
+Status TaskLane::enter(TaskRun& t, const std::string& node, const std::string& extra) {
+  t.node = node;
+  t.joined.clear();
+  const GraphLane* lane = run_.walker.graph().lane(kLane);
+  if (lane && node == lane->complete_at) return commit(t);
+  lane::Selection sel;
+  sel.infrastructure = is_infrastructure(spec(t.id));
+  sel.finding_owner = json_str(run_.journal.task_cursor(t.id), kRepairOwnerKey, implementer(t.id));
+  DG_TRY(auto personas, run_.walker.personas(node, sel));
+  if (personas.empty()) return fail("no handler for task node " + node);
+  long long moves = run_.journal.moves(t.id);
+  std::vector<PersonaResult> reuse;
+  for (const auto& p : personas) {
+    if (auto r = run_.dispatch.recorded(Visit{p, t.id, node, moves})) {
+      reuse.push_back(*r);
+      continue;
+    }
+    DG_CHECK(launch(t, p, node, extra));
+    if (t.stage != Stage::active) return {};
+  }
+  for (auto& r : reuse) {
+    run_.journal.log("reused_result", Json{{"persona", r.persona}, {"task", t.id}, {"node", node}});
+    DG_CHECK(on_result(r));
+  }
+  return {};
+}
+
+// -- results ------------------------------------------------------------------
+
+Status TaskLane::on_result(const PersonaResult& r) {
+  auto it = tasks_.find(*r.task);
+  if (it == tasks_.end()) return {};
+  TaskRun& t = it->second;
+  if (t.stage != Stage::active || r.node != t.node) {
+    run_.journal.log("stale_result",
+                     Json{{"persona", r.persona}, {"task", t.id}, {"node", r.node}});
+    return {};
+  }
+  const GraphNode* n = run_.walker.graph().node(t.node);
+  if (n && n->type == "agent_parallel") {
+    t.joined[r.persona] = r;
+    DG_TRY(auto personas, run_.walker.personas(t.node));
+    if (t.joined.size() < personas.size()) return {};
+    // A block from either verifier wins over the other's answer.
+    for (const auto& [p, jr] : t.joined)
+      if (jr.stopped()) return stop(t, jr);
+    return on_joined(t, r);
+  }
+  if (r.stopped()) return stop(t, r);
+  for (const auto& a : r.artifacts) t.reported.insert(a);
+  return on_writer(t, r);
+}
+
+Status TaskLane::take(TaskRun& t, std::string_view route, std::string_view event, Json detail,
+                      Json merge, const std::string& extra) {
+  DG_TRY(auto target, run_.walker.follow(kLane, t.node, route, run_.journal.previous_node(t.id)));
+  const GraphLane* lane = run_.walker.graph().lane(kLane);
+  if (lane && target == lane->complete_at) {
+    // The completion move is made after the work: record the outcome now.
+    detail["bundle"] = run_.bundle();
+    detail["task"] = t.id;
+    DG_CHECK(run_.journal.event(event, detail));
+    return enter(t, target, extra);
+  }
+  DG_CHECK(run_.journal.move(t.id, target, event, merge, detail));
+  return enter(t, target, extra);
+}
+
+Status TaskLane::on_writer(TaskRun& t, const PersonaResult& r) {
+  const GraphNode* n = run_.walker.graph().node(t.node);
+  auto has_route = [&](std::string_view name) {
+    return n && std::any_of(n->routes.begin(), n->routes.end(),
+                            [&](const auto& rt) { return rt.first == name; });
+  };
+  std::string_view done = lane::done_event(t.node);
+  bool concerns = r.status == "DONE_WITH_CONCERNS";
+  if (concerns && (!r.concerns.empty() || r.has_findings()) &&
+      has_route(lane::route::kConcernsActionable)) {
+    std::vector<std::string> f = r.concerns;
+    for (const auto& x : r.findings) f.push_back(dump_py(x));
+    // Concerns about the implementation go back to its own writer.
+    return start_repair(t, f, r.detail(), "Repair these concerns from your own implementation: ",
+                        lane::route::kConcernsActionable, r.persona);
+  }
+  if (concerns)
+    for (const auto& c : r.concerns) run_.concerns.push_back(t.id + ": " + c);
+  std::string_view route = concerns && has_route(lane::route::kConcernsObservational)
+                               ? lane::route::kConcernsObservational
+                               : lane::route::kDone;
+  return take(t, route, done, r.detail());
+}
+
+Status TaskLane::on_joined(TaskRun& t, const PersonaResult& last) {
+  std::vector<std::string> cs;
+  std::vector<std::string> files;
+  Json findings = Json::array();
+  for (const auto& [p, r] : t.joined) {
+    if (r.status == "DONE_WITH_CONCERNS")
+      for (const auto& c : r.concerns) cs.push_back(c);
+    for (const auto& f : r.findings) findings.push_back(f);
+    for (const auto& f : r.finding_files()) files.push_back(f);
+  }
+  if (!cs.empty() || !findings.empty()) {
+    std::vector<std::string> f = cs;
+    for (const auto& x : findings) f.push_back(dump_py(x));
+    std::string owner = lane::finding_owner(
+        cs.empty() ? files : std::vector<std::string>{}, test_artifacts(t.id),
+        run_.walker.personas("write_tdd").ok() ? run_.walker.personas("write_tdd")->front()
+                                               : "tdd-writer",
+        implementer(t.id));
+    return start_repair(t, f, last.detail(),
+                        "Repair these verification findings: ", lane::route::kConcernsActionable,
+                        owner);
+  }
+  Json statuses = Json::object();
+  for (const auto& [p, r] : t.joined) statuses[p] = r.status;
+  return take(t, lane::route::kDone, lane::done_event(t.node),
+              Json{{"agent_handle", last.handle}, {"statuses", statuses}});
+}
+
+Status TaskLane::start_repair(TaskRun& t, std::vector<std::string> findings, Json detail,
+                              const std::string& lead, std::string_view from_route,
+                              const std::string& owner) {
+  ++t.repairs;
+  DG_TRY(auto target,
+         run_.walker.follow(kLane, t.node, from_route, run_.journal.previous_node(t.id)));
+  detail["repair"] = t.repairs;
+  detail["findings"] = std::vector<std::string>(
+      findings.begin(), findings.begin() + std::min<size_t>(10, findings.size()));
+  detail["owner"] = owner;
+  DG_CHECK(write_file_atomic(run_.layout.task_findings(t.id), join(findings, "\n") + "\n"));
+  DG_CHECK(run_.journal.move(t.id, target, lane::event::kConcernTriaged,
+                             Json{{"repairs", t.repairs}, {kRepairOwnerKey, owner}}, detail));
+  t.node = target;
+  if (t.repairs > run_.walker.max_cycles(target)) {
+    // The repair budget is spent and the findings are still there.
+    DG_TRY(auto human, run_.walker.follow(kLane, target, lane::route::kExhausted, ""));
+    std::string why = t.id + ": findings survive " + std::to_string(t.repairs - 1) +
+                      " repair cycles: " + clip(join(findings, "; "), 300);
+    DG_CHECK(run_.journal.move(t.id, human, lane::event::kAwaitingHuman, Json(),
+                               Json{{"blocker", why}, {"recovery", "exhausted"}}));
+    t.stage = Stage::blocked;
+    t.blocker = why;
+    return {};
+  }
+  return enter(t, target, lead + templates::fence_data("findings", join(findings, "\n")));
+}
+
+Status TaskLane::stop(TaskRun& t, const PersonaResult& r) {
+  std::vector<std::string> pointers;
+  if (r.status == "NEEDS_CONTEXT") {
+    ContextSources src;
+    if (auto p = read_file(run_.layout.plan_md())) src.plan = *p;
+    if (auto s = read_file(spec_path_)) src.spec = *s;
+    for (const auto& m : r.missing_context)
+      if (!m.empty() && m.find("..") == std::string::npos && m[0] != '/' &&
+          path_exists(run_.ctx.worktree + "/" + m))
+        src.existing_paths.push_back(m);
+    if (auto log = run_.git.log_oneline(run_.ctx.base)) src.branch_commits = *log;
+    for (const auto& [oid, o] : tasks_) {
+      if (oid == t.id) continue;
+      for (const auto& p : task_personas(oid, false))
+        if (auto j = load_json_file(run_.layout.result(p, oid)); j && j->is_object()) {
+          const Json& res = (*j)["result"];
+          src.sibling_results.emplace_back(
+              oid + "/" + p,
+              json_str(res, "summary") + "\n" + join(json_str_list(res, "evidence"), "\n"));
+        }
+    }
+    pointers = find_context(r.missing_context, src);
+  }
+  auto decision =
+      decide(run_.walker, t.node, r, spent_budgets(run_.journal.task_cursor(t.id)), pointers);
+  DG_TRY(auto where, pass(run_, kLane, t.id, t.node, decision, r.detail()));
+  auto missing = r.missing_context.empty() ? r.blockers : r.missing_context;
+  std::string extra = "Missing context named by the previous attempt: " + join(missing, "; ");
+  if (!where.extra.empty()) extra += "\n" + where.extra;
+  return recovered(t, where, extra);
+}
+
+Status TaskLane::recovered(TaskRun& t, const Recovered& where, const std::string& extra) {
+  if (!where.retry) {
+    t.stage = Stage::blocked;
+    t.blocker = where.why;
+    return {};
+  }
+  return enter(t, where.node, extra);
+}
+
+Status TaskLane::block(TaskRun& t, const std::string& why) {
+  t.stage = Stage::blocked;
+  t.blocker = why;
+  auto park = run_.walker.shared_node_of_type("cursor_interrupt");
+  if (!park) return fail("GRAPH.yaml has no shared node where a cursor waits for a person");
+  return run_.journal.move(t.id, *park, lane::event::kAwaitingHuman, Json(),
+                           Json{{"blocker", why}});
+}
+
+// -- commit_task ----------------------------------------------------------------
+
+// The footprint check, narrowed to the changes that can be this task's:
+// - paths another task is held on: a task stopped by a FOOTPRINT_VIOLATION
+//   keeps its stray writes in the worktree for a human; they are never
+//   committed by another task, nor its violation;
+// - while other tasks are in flight (or waiting for a human), a path
+//   outside every footprint may be any of theirs: it counts as this task's
+//   (a violation, or a footprint extension) only when this task's writers
+//   reported it among their artifacts. Otherwise it is left for the task
+//   that wrote it; git status order says nothing about who did.
+Expected<schedule::FootprintReport> TaskLane::footprint_check(
+    const std::string& id, const std::vector<std::string>& others) {
+  DG_TRY(auto r, schedule::footprint_check(plan_, id, others, run_.ctx.worktree, run_.runner));
+  std::set<std::string> held;
+  for (const auto& [oid, o] : tasks_)
+    if (oid != id) held.insert(o.held.begin(), o.held.end());
+  std::set<std::string> reported;
+  if (!others.empty()) reported = reported_by(id);
+  auto mine = [&](const std::string& path) {
+    return std::any_of(reported.begin(), reported.end(),
+                       [&](const std::string& a) { return names_path(a, path); });
+  };
+  std::vector<std::string> skipped;
+  auto keep_if = [&](std::vector<std::string>& v, size_t skip, auto pred) {
+    std::vector<std::string> kept;
+    for (auto& p : v) {
+      std::string path = p.substr(std::min(skip, p.size()));
+      if (pred(path))
+        kept.push_back(std::move(p));
+      else if (skip == 0)
+        skipped.push_back(path);
+    }
+    v = std::move(kept);
+  };
+  auto not_held = [&](const std::string& p) { return !held.count(p); };
+  keep_if(r.own, 0, not_held);
+  keep_if(r.add_pathspec, std::string_view(":(literal)").size(), not_held);
+  keep_if(r.outside, 0,
+          [&](const std::string& p) { return not_held(p) && (others.empty() || mine(p)); });
+  r.violation = !r.outside.empty();
+  if (!skipped.empty())
+    run_.journal.log("paths_left_to_others", Json{{"task", id}, {"paths", skipped}});
+  return r;
+}
+
+Status TaskLane::commit(TaskRun& t) {
+  std::string key = run_.bundle() + "/" + t.id;
+  const GraphLane* lane = run_.walker.graph().lane(kLane);
+  const std::string node = lane ? lane->complete_at : t.node;
+  if (auto existing = t.started_here ? std::nullopt : run_.committed_with(kTaskTrailer, key)) {
+    run_.journal.log("commit_reconciled", Json{{"task", t.id}, {"commit", *existing}});
+    t.stage = Stage::done;
+    return run_.journal.move(t.id, node, lane::event::kTaskCommitted, Json{{"commit", *existing}},
+                             Json{{"reconciled", true}});
+  }
+  // A task waiting for a human still has its uncommitted files in the
+  // worktree and still claims its footprint: it counts as in flight here,
+  // or its files would look like this task's writes outside its footprint.
+  auto others = in_flight(t.id);
+  for (const auto& [oid, o] : tasks_)
+    if (o.stage == Stage::blocked && oid != t.id) others.push_back(oid);
+  auto check = footprint_check(t.id, others);
+  if (!check) return block(t, check.error().message);
+  if (check->violation) {
+    std::vector<std::string> conflicts;
+    for (const auto& o : others)
+      if (!schedule::footprint_conflicts(check->outside, spec(o).files).empty())
+        conflicts.push_back(o);
+    if (!conflicts.empty()) {
+      RecoveryDecision d;
+      d.route = std::string(lane::route::kFootprintViolation);
+      d.event = std::string(lane::event::kFootprintViolation);
+      d.why = "footprint violation: " + join(check->outside, ", ") + " also conflicts with " +
+              join(conflicts, ", ");
+      t.held = check->outside;
+      DG_TRY(auto where, pass(run_, kLane, t.id, t.node, d,
+                              Json{{"outside", check->outside}, {"conflicts", conflicts}},
+                              Json{{"footprint_outside", check->outside}}));
+      return recovered(t, where, "");
+    }
+    // Nobody else claims the paths: the footprint grows to take them.
+    auto& task = plan_.tasks[plan_.index.at(t.id)];
+    for (const auto& p : check->outside) task.files.push_back(p);
+    task.footprint = schedule::Footprint(task.files);
+    DG_CHECK(run_.journal.event(
+        lane::event::kRecovered,
+        Json{{"bundle", run_.bundle()}, {"task", t.id}, {"footprint_extended", check->outside}}));
+    check = footprint_check(t.id, others);
+    if (!check) return block(t, check.error().message);
+  }
+  std::vector<std::string> files = check->own;
+  std::string commit;
+  if (check->add_pathspec.empty()) {
+    run_.journal.log("nothing_to_commit", Json{{"task", t.id}});
+  } else {
+    DG_CHECK(run_.journal.event(
+        lane::event::kNote,
+        Json{{"topic", "commit_intent"}, {"bundle", run_.bundle()}, {"task", t.id}}));
+    const auto& s = spec(t.id);
+    bool docs = std::all_of(s.files.begin(), s.files.end(), [](const std::string& g) {
+      return g.size() > 3 && g.compare(g.size() - 3, 3, ".md") == 0;
+    });
+    git::CommitRequest req{
+        clip(std::string(docs ? "docs" : "feat") + "(" + run_.bundle() +
+                 "): " + (s.title.empty() ? t.id : s.title),
+             72),
+        "Task " + t.id + " of bundle " + run_.bundle() + "; footprint " + join(s.files, ", ") + ".",
+        {{kTaskTrailer, key}}};
+    auto c = git::commit_paths(run_.git, check->add_pathspec, req,
+                               [&](const char* label) { run_.crash.reach(label, key); });
+    if (!c) return block(t, c.error().message);
+    commit = *c;
+  }
+  t.stage = Stage::done;
+  if (files.size() > 50) files.resize(50);
+  return run_.journal.move(t.id, node, lane::event::kTaskCommitted, Json{{"commit", commit}},
+                           Json{{"files", files}});
+}
+
+// -- the scheduler ----------------------------------------------------------------
+
+Status TaskLane::start_task(TaskRun& t) {
+  t.started_here = run_.journal.task_cursor(t.id).empty();
+  auto head = run_.git.rev_parse("HEAD");
+  t.base_commit = head ? *head : "";
+  DG_TRY(auto first, run_.walker.next("task_scheduler", lane::route::kTaskAvailable));
+  DG_CHECK(run_.journal.move(t.id, first, lane::event::kTaskStarted,
+                             Json{{"base_commit", t.base_commit}}));
+  t.stage = Stage::active;
+  t.node = first;
+  if (auto b = write_brief(t.id); !b) return block(t, b.error().message);
+  return enter(t, first);
+}
+
+// Adopts recorded task cursors (resume). Every earlier worker is gone.
+Status TaskLane::adopt_cursors() {
+  for (auto& [id, t] : tasks_) {
+    Json c = run_.journal.task_cursor(id);
+    if (c.empty()) continue;
+    t.base_commit = json_str(c, "base_commit");
+    t.repairs = static_cast<int>(c.value("repairs", 0LL));
+    std::string status = json_str(c, "status");
+    if (status == "complete") {
+      t.stage = Stage::done;
+    } else if (status == "waiting_human") {
+      t.stage = Stage::blocked;
+      t.blocker = json_str(c, "recovery_why", "awaiting human input from a previous session");
+      t.held = json_str_list(c, "footprint_outside");
+    } else {
+      t.stage = Stage::active;
+      t.node = json_str(c, "node");
+    }
+  }
+  const GraphLane* lane = run_.walker.graph().lane(kLane);
+  for (auto& [id, t] : tasks_) {
+    if (t.stage != Stage::active) continue;
+    if (run_.committed_with(kTaskTrailer, run_.bundle() + "/" + id) ||
+        (lane && t.node == lane->complete_at)) {
+      DG_CHECK(commit(t));  // reconciles: records the commit that exists
+      continue;
+    }
+    const GraphNode* n = run_.walker.graph().node(t.node);
+    if (n && n->type == "recovery") {
+      DG_TRY(auto where, resume(run_, kLane, id));
+      if (!where.retry) t.held = json_str_list(run_.journal.task_cursor(id), "footprint_outside");
+      std::ignore = write_brief(id);  // a missing brief fails the relaunch, not the resume
+      DG_CHECK(recovered(t, where, where.extra));
+      continue;
+    }
+    std::ignore = write_brief(id);  // as above
+    std::string extra;
+    if (n && !n->selector.empty() && n->selector == "finding_owner") {
+      auto f = read_file(run_.layout.task_findings(id));
+      extra = "Repair the findings recorded for this task: " +
+              templates::fence_data("findings", f ? *f : "");
+    }
+    DG_CHECK(enter(t, t.node, extra));
+  }
+  return {};
+}
+
+// The scheduler's view of the task cursors. A task waiting for a human is
+// neither complete nor active in state.json, so the scheduler would offer
+// it as runnable again and give it a slot. It is filtered out here: it
+// counts as in flight, so its footprint stays claimed (its uncommitted
+// files are still in the worktree), and the ceiling grows by the same
+// count, so it costs no slot.
+Expected<schedule::RunnableSet> TaskLane::runnable() const {
+  auto cursors = schedule::cursors_from_state(run_.journal.state(), run_.bundle());
+  int waiting = 0;
+  for (const auto& [id, t] : tasks_)
+    if (t.stage == Stage::blocked && cursors.in_flight.insert(id).second) ++waiting;
+  return schedule::compute_runnable(plan_, cursors, max_parallel_ + waiting);
+}
+
+Expected<std::string> TaskLane::run() {
+  DG_CHECK(adopt_cursors());
+  while (true) {
+    DG_TRY(auto rs, runnable());
+    if (rs.route == schedule::kRouteComplete && run_.dispatch.unhandled() == 0)
+      return std::string();
+    // Longest chain ahead first (stable: plan order among equals).
+    std::stable_sort(rs.runnable.begin(), rs.runnable.end(),
+                     [&](const std::string& a, const std::string& b) {
+                       return tails_[plan_.index.at(a)] > tails_[plan_.index.at(b)];
+                     });
+    for (const auto& id : rs.runnable) {
+      auto& t = tasks_[id];
+      if (t.stage != Stage::none) continue;
+      if (run_.dispatch.unhandled() + 1 > max_live_) break;
+      DG_CHECK(start_task(t));
+    }
+    if (run_.dispatch.unhandled() == 0) {
+      std::vector<std::string> blocked;
+      for (const auto& [id, t] : tasks_)
+        if (t.stage == Stage::blocked) blocked.push_back(id + ": " + t.blocker);
+      if (!blocked.empty()) return join(blocked, "; ");
+      DG_TRY(auto again, runnable());
+      if (again.route == schedule::kRouteComplete) return std::string();
+      if (again.route == schedule::kRouteDeadlock) return std::string("plan deadlock");
+      bool startable = false;
+      for (const auto& id : again.runnable) startable |= tasks_[id].stage == Stage::none;
+      if (startable) continue;
+      return std::string("scheduler waits but nothing is in flight (state and worktree disagree)");
+    }
+    DG_TRY(auto c, run_.dispatch.next());
+    if (!c) continue;
+    if (!c->task) return fail(c->persona + " finished while the tasks ran, for no task");
+    DG_CHECK(on_result(*c));
+  }
+}
+
+}  // namespace devgraph::bundle

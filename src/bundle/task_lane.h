@@ -1,0 +1,121 @@
+// The task lane (GRAPH.yaml lane `task`) of one bundle, driven in code:
+// the task scheduler starts runnable tasks, and each task cursor walks its
+// nodes by the routes the graph gives, with the personas the graph names.
+//
+// Contract:
+// - A node with personas runs them (all at once for agent_parallel, joined
+//   by all); a saved result for the cursor's current visit is used instead
+//   of a launch. A node without personas is code: commit_task checks the
+//   footprint and commits exactly the task's changed paths (`git add --`
+//   and `git commit --` by pathspec, never -A, never the whole index), with
+//   the trailer `Devgraph-Task: <bundle>/<task>`, looked up in git before
+//   committing when an earlier driver may have committed it.
+// - Results become routes: done; concerns_actionable while repair cycles
+//   remain (repair_task's persona is the findings' owner); concerns
+//   observational otherwise (recorded in the result); BLOCKED and
+//   NEEDS_CONTEXT go through the recovery nodes (bundle/recovery.h). The
+//   lane's completion node (commit_task) is moved onto after its work, with
+//   TASK_COMMITTED.
+// - Tasks waiting for a human keep their uncommitted files and their
+//   footprints: they are neither runnable nor free slots, other tasks'
+//   commits never take their files, and a path one of them wrote outside
+//   its footprint (FOOTPRINT_VIOLATION) is held for the human.
+// - Completions are served by urgency: the task with the longest chain of
+//   dependent tasks ahead first (schedule::tail_lengths); runnable tasks
+//   start in the same order.
+// - Every journal change the store refuses stops the lane with that error.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bundle/bundle_run.h"
+#include "bundle/dispatch.h"
+#include "bundle/recovery.h"
+#include "schedule/schedule.h"
+#include "util/expected.h"
+
+namespace devgraph::bundle {
+
+class TaskLane {
+ public:
+  TaskLane(BundleRun& run, schedule::Plan& plan, const std::vector<int>& tails,
+           std::string spec_path, int max_parallel, size_t max_live);
+
+  // Drives every task to its commit. "" when every task is committed, else
+  // the reason the bundle cannot go on (tasks waiting for a person).
+  Expected<std::string> run();
+  // Tasks committed so far.
+  int committed() const;
+  // Marks every task committed (a bundle resumed past its task lane).
+  void mark_all_committed();
+
+ private:
+  enum class Stage { none, active, done, blocked };
+  struct TaskRun {
+    std::string id;
+    Stage stage = Stage::none;
+    std::string node;  // the cursor's node while active
+    std::string base_commit;
+    int repairs = 0;
+    std::map<std::string, PersonaResult> joined;  // agent_parallel: persona -> result
+    std::string blocker;
+    std::vector<std::string> held;   // paths held for a human (footprint_outside)
+    std::set<std::string> reported;  // artifacts its writers reported in this run
+    bool started_here = false;       // no earlier driver can have committed it
+  };
+
+  Status start_task(TaskRun& t);
+  Status enter(TaskRun& t, const std::string& node, const std::string& extra = "");
+  Status launch(TaskRun& t, const std::string& persona, const std::string& node,
+                const std::string& extra);
+  Status on_result(const PersonaResult& r);
+  Status on_writer(TaskRun& t, const PersonaResult& r);
+  Status on_joined(TaskRun& t, const PersonaResult& r);
+  Status take(TaskRun& t, std::string_view route, std::string_view event, Json detail,
+              Json merge = Json(), const std::string& extra = "");
+  Status stop(TaskRun& t, const PersonaResult& r);
+  Status recovered(TaskRun& t, const Recovered& where, const std::string& extra);
+  Status start_repair(TaskRun& t, std::vector<std::string> findings, Json detail,
+                      const std::string& lead, std::string_view from_route,
+                      const std::string& owner);
+  Status commit(TaskRun& t);
+  Status block(TaskRun& t, const std::string& why);
+  Status adopt_cursors();
+
+  Expected<std::string> write_brief(const std::string& id);
+  Expected<std::string> writer_dispatch(const std::string& id, const std::string& extra);
+  Expected<std::string> verifier_dispatch(const std::string& id);
+  std::string concurrent_block(const std::string& id) const;
+  std::vector<std::string> in_flight(const std::string& except = "") const;
+  std::set<std::string> reported_by(const std::string& id) const;
+  // The personas of the task lane's nodes; writers_only leaves out the
+  // agent_parallel nodes (verifiers).
+  std::vector<std::string> task_personas(const std::string& id, bool writers_only) const;
+  std::string implementer(const std::string& id) const;
+  std::vector<std::string> test_artifacts(const std::string& id) const;
+  Expected<schedule::FootprintReport> footprint_check(const std::string& id,
+                                                      const std::vector<std::string>& others);
+  Expected<schedule::RunnableSet> runnable() const;
+  const schedule::Task& spec(const std::string& id) const;
+
+  BundleRun& run_;
+  schedule::Plan& plan_;
+  const std::vector<int>& tails_;
+  std::string spec_path_;
+  int max_parallel_;
+  size_t max_live_;
+  std::map<std::string, TaskRun> tasks_;
+};
+
+// The markdown section of the plan whose heading names the task, up to the
+// next heading of the same or a higher level; "" when there is none.
+std::string plan_section(const std::string& plan, const std::string& id);
+// A task is infrastructure when it says so (kind iac/infra) or its
+// footprint names infrastructure files (terraform, workflows, ...).
+bool is_infrastructure(const schedule::Task& task);
+
+}  // namespace devgraph::bundle

@@ -1,0 +1,137 @@
+#include "lane/lane.h"
+
+#include <algorithm>
+
+#include "lane/routes.h"
+
+namespace devgraph::lane {
+namespace {
+
+constexpr std::string_view kRetryPrevious = "retry_previous";
+constexpr std::string_view kNextRoute = "next";
+constexpr std::string_view kSharedLane = "shared";
+
+bool declared(std::string_view node, std::string_view route) {
+  return std::any_of(std::begin(kRoutesTaken), std::end(kRoutesTaken),
+                     [&](const RouteUse& u) { return u.node == node && u.route == route; });
+}
+
+// "src/x.py:12" names src/x.py.
+std::string strip_line(const std::string& file) {
+  auto colon = file.rfind(':');
+  if (colon == std::string::npos || colon + 1 == file.size()) return file;
+  bool digits = std::all_of(file.begin() + static_cast<std::ptrdiff_t>(colon) + 1, file.end(),
+                            [](char c) { return c >= '0' && c <= '9'; });
+  return digits ? file.substr(0, colon) : file;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  // A persona may report a path relative to the worktree or an absolute
+  // one inside it: one is the other's tail at a directory boundary.
+  const std::string& longer = a.size() > b.size() ? a : b;
+  const std::string& shorter = a.size() > b.size() ? b : a;
+  return longer.size() > shorter.size() &&
+         longer.compare(longer.size() - shorter.size(), shorter.size(), shorter) == 0 &&
+         longer[longer.size() - shorter.size() - 1] == '/';
+}
+
+}  // namespace
+
+Expected<std::string> Walker::next(std::string_view node, std::string_view route) const {
+  const GraphNode* n = graph_.node(node);
+  if (!n) return fail("the graph has no node " + std::string(node));
+  if (route == kNextRoute) {
+    if (n->next.empty()) return fail("node " + std::string(node) + " has no next");
+    return n->next;
+  }
+  if (!declared(node, route))
+    return fail("the engine does not take route " + std::string(route) + " at " +
+                std::string(node) + " (lane/routes.h)");
+  for (const auto& [name, target] : n->routes)
+    if (name == route) return target;
+  return fail("GRAPH.yaml: node " + std::string(node) + " has no route " + std::string(route));
+}
+
+Expected<std::string> Walker::follow(std::string_view lane, std::string_view node,
+                                     std::string_view route, std::string_view previous) const {
+  DG_TRY(std::string target, next(node, route));
+  if (target == kRetryPrevious) {
+    if (previous.empty())
+      return fail("retry_previous at " + std::string(node) + " with no previous node");
+    return std::string(previous);
+  }
+  const GraphLane* home = graph_.lane(lane);
+  const GraphLane* there = graph_.lane_of(target);
+  bool inside = there && (there == home || there->name == kSharedLane);
+  if (inside) return target;
+  const GraphNode* t = graph_.node(target);
+  if (t && t->type == "terminal_interrupt")
+    if (auto park = shared_node_of_type("cursor_interrupt")) return *park;
+  return fail("route " + std::string(route) + " at " + std::string(node) + " leads to " + target +
+              ", outside lane " + std::string(lane));
+}
+
+Expected<std::vector<std::string>> Walker::personas(std::string_view node,
+                                                    const Selection& selection) const {
+  const GraphNode* n = graph_.node(node);
+  if (!n) return fail("the graph has no node " + std::string(node));
+  std::vector<std::string> out;
+  if (!n->selector.empty()) {
+    if (n->selector == "iac_if_infrastructure_else_developer") {
+      out.push_back(selection.infrastructure ? "iac-developer" : "developer");
+    } else if (n->selector == "finding_owner") {
+      if (selection.finding_owner.empty())
+        return fail("node " + std::string(node) + " needs the findings' owner");
+      out.push_back(selection.finding_owner);
+    } else {
+      return fail("GRAPH.yaml: node " + std::string(node) + " has unknown selector " + n->selector);
+    }
+  } else {
+    for (const auto& o : n->owners)
+      if (graph_.has_persona(o)) out.push_back(o);
+  }
+  for (const auto& p : out)
+    if (!graph_.has_persona(p))
+      return fail("node " + std::string(node) + " selects " + p + ", which is not a persona");
+  return out;
+}
+
+int Walker::max_cycles(std::string_view node) const {
+  const GraphNode* n = graph_.node(node);
+  return n && n->max_cycles > 0 ? n->max_cycles : graph_.defaults.max_repair_cycles;
+}
+
+int Walker::max_retries(std::string_view node) const {
+  const GraphNode* n = graph_.node(node);
+  return n && n->max_retries > 0 ? n->max_retries : graph_.defaults.max_retries;
+}
+
+std::vector<std::string> Walker::lane_nodes(std::string_view lane) const {
+  const GraphLane* l = graph_.lane(lane);
+  return l ? l->nodes : std::vector<std::string>{};
+}
+
+std::optional<std::string> Walker::shared_node_of_type(std::string_view type) const {
+  const GraphLane* shared = graph_.lane(kSharedLane);
+  if (!shared) return std::nullopt;
+  for (const auto& name : shared->nodes)
+    if (const GraphNode* n = graph_.node(name); n && n->type == type) return name;
+  return std::nullopt;
+}
+
+std::string finding_owner(const std::vector<std::string>& finding_files,
+                          const std::vector<std::string>& test_artifacts,
+                          const std::string& test_writer, const std::string& implementer) {
+  if (finding_files.empty() || test_artifacts.empty()) return implementer;
+  for (const auto& raw : finding_files) {
+    std::string file = strip_line(raw);
+    if (file.empty()) return implementer;
+    bool tests = std::any_of(test_artifacts.begin(), test_artifacts.end(),
+                             [&](const std::string& a) { return same_file(a, file); });
+    if (!tests) return implementer;
+  }
+  return test_writer;
+}
+
+}  // namespace devgraph::lane

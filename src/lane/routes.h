@@ -1,0 +1,161 @@
+// What the bundle and task lanes take from GRAPH.yaml, declared in one
+// place: every (node, route) pair the engine may follow and every event
+// type it may write. Walker::next() refuses a pair that is not listed, and
+// a unit test holds both lists to the shipped graph (each pair is a route
+// of that node, each event is in the vocabulary), so code and graph cannot
+// drift apart without a failing test.
+#pragma once
+
+#include <string_view>
+
+namespace devgraph::lane {
+
+struct RouteUse {
+  std::string_view node;
+  std::string_view route;
+};
+
+// Route names the engine uses.
+namespace route {
+inline constexpr std::string_view kDone = "done";
+inline constexpr std::string_view kNeedsContext = "needs_context";
+inline constexpr std::string_view kBlocked = "blocked";
+inline constexpr std::string_view kConcernsActionable = "concerns_actionable";
+inline constexpr std::string_view kConcernsObservational = "concerns_observational";
+inline constexpr std::string_view kFootprintViolation = "footprint_violation";
+inline constexpr std::string_view kExhausted = "exhausted";
+inline constexpr std::string_view kRecovered = "recovered";
+inline constexpr std::string_view kUnresolved = "unresolved";
+inline constexpr std::string_view kPassed = "passed";
+inline constexpr std::string_view kFailed = "failed";
+inline constexpr std::string_view kApproved = "approved";
+inline constexpr std::string_view kFindings = "findings";
+inline constexpr std::string_view kDoneWithConcerns = "done_with_concerns";
+inline constexpr std::string_view kTaskAvailable = "task_available";
+inline constexpr std::string_view kDeadlock = "deadlock";
+inline constexpr std::string_view kTasksComplete = "bundle_tasks_complete";
+}  // namespace route
+
+inline constexpr RouteUse kRoutesTaken[] = {
+    {"plan_bundle", route::kDone},
+    {"plan_bundle", route::kNeedsContext},
+    {"plan_bundle", route::kBlocked},
+    {"task_scheduler", route::kTaskAvailable},
+    {"task_scheduler", route::kDeadlock},
+    {"task_scheduler", route::kTasksComplete},
+    {"bundle_verify", route::kPassed},
+    {"bundle_verify", route::kFailed},
+    {"final_review", route::kApproved},
+    {"final_review", route::kFindings},
+    {"final_review", route::kBlocked},
+    {"repair_bundle", route::kDone},
+    {"repair_bundle", route::kExhausted},
+    {"repair_bundle", route::kBlocked},
+    {"documentation_review", route::kDone},
+    {"documentation_review", route::kDoneWithConcerns},
+    {"documentation_review", route::kBlocked},
+    {"write_tdd", route::kDone},
+    {"write_tdd", route::kNeedsContext},
+    {"write_tdd", route::kBlocked},
+    {"implement", route::kDone},
+    {"implement", route::kConcernsActionable},
+    {"implement", route::kConcernsObservational},
+    {"implement", route::kNeedsContext},
+    {"implement", route::kBlocked},
+    {"verify", route::kDone},
+    {"verify", route::kConcernsActionable},
+    {"verify", route::kConcernsObservational},
+    {"verify", route::kBlocked},
+    {"commit_task", route::kFootprintViolation},
+    {"repair_task", route::kDone},
+    {"repair_task", route::kExhausted},
+    {"repair_task", route::kBlocked},
+    {"context_recovery", route::kRecovered},
+    {"context_recovery", route::kUnresolved},
+    {"blocker_recovery", route::kRecovered},
+    {"blocker_recovery", route::kExhausted},
+};
+
+// Event types the engine writes.
+namespace event {
+inline constexpr std::string_view kPlanDone = "PLAN_DONE";
+inline constexpr std::string_view kTaskStarted = "TASK_STARTED";
+inline constexpr std::string_view kTddDone = "TDD_DONE";
+inline constexpr std::string_view kImplementDone = "IMPLEMENT_DONE";
+inline constexpr std::string_view kVerifyDone = "VERIFY_DONE";
+inline constexpr std::string_view kTaskCommitted = "TASK_COMMITTED";
+inline constexpr std::string_view kFootprintViolation = "FOOTPRINT_VIOLATION";
+inline constexpr std::string_view kTaskRepairDone = "TASK_REPAIR_DONE";
+inline constexpr std::string_view kConcernTriaged = "CONCERN_TRIAGED";
+inline constexpr std::string_view kTasksComplete = "BUNDLE_TASKS_COMPLETE";
+inline constexpr std::string_view kVerifyPassed = "BUNDLE_VERIFY_PASSED";
+inline constexpr std::string_view kVerifyFailed = "BUNDLE_VERIFY_FAILED";
+inline constexpr std::string_view kReviewApproved = "REVIEW_APPROVED";
+inline constexpr std::string_view kReviewFindings = "REVIEW_FINDINGS";
+inline constexpr std::string_view kRepairCommitted = "BUNDLE_REPAIR_COMMITTED";
+inline constexpr std::string_view kDocReviewFindings = "DOC_REVIEW_FINDINGS";
+inline constexpr std::string_view kPrCreated = "PR_CREATED";
+inline constexpr std::string_view kBranchReady = "BRANCH_READY";
+inline constexpr std::string_view kAutoMergeEnabled = "AUTO_MERGE_ENABLED";
+inline constexpr std::string_view kAutoMergeUnavailable = "AUTO_MERGE_UNAVAILABLE";
+inline constexpr std::string_view kPersonaDispatched = "PERSONA_DISPATCHED";
+inline constexpr std::string_view kMalformedResult = "MALFORMED_RESULT";
+inline constexpr std::string_view kNeedsContext = "NEEDS_CONTEXT";
+inline constexpr std::string_view kBlocked = "BLOCKED";
+inline constexpr std::string_view kRecovered = "RECOVERED";
+inline constexpr std::string_view kRecoveryExhausted = "RECOVERY_EXHAUSTED";
+inline constexpr std::string_view kAwaitingHuman = "AWAITING_HUMAN";
+inline constexpr std::string_view kNote = "NOTE";
+}  // namespace event
+
+inline constexpr std::string_view kEventsWritten[] = {
+    event::kPlanDone,
+    event::kTaskStarted,
+    event::kTddDone,
+    event::kImplementDone,
+    event::kVerifyDone,
+    event::kTaskCommitted,
+    event::kFootprintViolation,
+    event::kTaskRepairDone,
+    event::kConcernTriaged,
+    event::kTasksComplete,
+    event::kVerifyPassed,
+    event::kVerifyFailed,
+    event::kReviewApproved,
+    event::kReviewFindings,
+    event::kRepairCommitted,
+    event::kDocReviewFindings,
+    event::kPrCreated,
+    event::kBranchReady,
+    event::kAutoMergeEnabled,
+    event::kAutoMergeUnavailable,
+    event::kPersonaDispatched,
+    event::kMalformedResult,
+    event::kNeedsContext,
+    event::kBlocked,
+    event::kRecovered,
+    event::kRecoveryExhausted,
+    event::kAwaitingHuman,
+    event::kNote,
+};
+
+// The event a node's own outcome records when its cursor moves on (done,
+// or concerns that need no repair); a repair is always CONCERN_TRIAGED.
+struct NodeEvent {
+  std::string_view node;
+  std::string_view event;
+};
+inline constexpr NodeEvent kNodeDoneEvents[] = {
+    {"plan_bundle", event::kPlanDone},       {"write_tdd", event::kTddDone},
+    {"implement", event::kImplementDone},    {"verify", event::kVerifyDone},
+    {"repair_task", event::kTaskRepairDone}, {"repair_bundle", event::kRepairCommitted},
+};
+
+// The event `node` records when it is done ("" when it has none).
+constexpr std::string_view done_event(std::string_view node) {
+  for (const auto& e : kNodeDoneEvents)
+    if (e.node == node) return e.event;
+  return {};
+}
+
+}  // namespace devgraph::lane

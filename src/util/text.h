@@ -1,0 +1,16 @@
+// Small string helpers shared across modules.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace devgraph {
+
+// The items with `sep` between them.
+std::string join(const std::vector<std::string>& items, const std::string& sep);
+// The first `n` bytes of `s` (all of it when shorter).
+std::string clip(const std::string& s, size_t n);
+// The last `n` bytes of `s`.
+std::string clip_tail(const std::string& s, size_t n);
+
+}  // namespace devgraph
