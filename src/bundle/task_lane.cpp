@@ -425,7 +425,8 @@ Status TaskLane::block(TaskRun& t, const std::string& why) {
 //   that wrote it; git status order says nothing about who did.
 Expected<schedule::FootprintReport> TaskLane::footprint_check(
     const std::string& id, const std::vector<std::string>& others) {
-  DG_TRY(auto r, schedule::footprint_check(plan_, id, others, run_.ctx.worktree, run_.runner));
+  DG_TRY(auto changes, run_.git.status());
+  DG_TRY(auto r, schedule::classify_changes(plan_, id, others, changes));
   std::set<std::string> held;
   for (const auto& [oid, o] : tasks_)
     if (oid != id) held.insert(o.held.begin(), o.held.end());

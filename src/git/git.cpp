@@ -40,7 +40,10 @@ class RealGit final : public Git {
   }
 
   Expected<std::vector<StatusEntry>> status() override {
-    DG_TRY(auto out, run({"status", "--porcelain", "-z", "--untracked-files=all"}));
+    // Status may refresh the index; other writers share this worktree, so
+    // it never takes index.lock for that.
+    DG_TRY(auto out, run({std::begin(kStatusArgs), std::end(kStatusArgs)}, "",
+                         {{"GIT_OPTIONAL_LOCKS", "0"}}));
     return parse_porcelain_z(out);
   }
 
@@ -158,12 +161,14 @@ class RealGit final : public Git {
   }
 
  private:
-  Expected<std::string> run(std::vector<std::string> args, std::string input = "") {
+  Expected<std::string> run(std::vector<std::string> args, std::string input = "",
+                            const std::map<std::string, std::string>& extra_env = {}) {
     CommandSpec spec;
     spec.argv = {"git"};
     spec.argv.insert(spec.argv.end(), args.begin(), args.end());
     spec.cwd = dir_;
     spec.env = env_;
+    for (const auto& [k, v] : extra_env) spec.env[k] = v;
     // Never let git stop for a pager, an editor or a credential prompt.
     spec.env["GIT_PAGER"] = "cat";
     spec.env["GIT_EDITOR"] = "true";
@@ -267,29 +272,6 @@ std::optional<std::string> head_from_files(const std::string& dir) {
   // worktree's own directory; a branch HEAD names lives in the common one.
   if (ref.rfind("refs/heads/", 0) != 0) return std::nullopt;
   return resolve_ref(common, ref);
-}
-
-std::vector<StatusEntry> parse_porcelain_z(const std::string& text) {
-  std::vector<StatusEntry> out;
-  size_t pos = 0;
-  while (pos + 3 <= text.size()) {
-    auto end = text.find('\0', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string rec = text.substr(pos, end - pos);
-    pos = end + 1;
-    if (rec.size() < 4) continue;
-    StatusEntry e;
-    e.index = rec[0];
-    e.worktree = rec[1];
-    e.path = rec.substr(3);
-    // With -z a rename's original path follows as its own record.
-    if (e.index == 'R' || e.index == 'C') {
-      auto skip = text.find('\0', pos);
-      pos = skip == std::string::npos ? text.size() : skip + 1;
-    }
-    out.push_back(std::move(e));
-  }
-  return out;
 }
 
 std::string format_commit_message(const CommitRequest& request) {

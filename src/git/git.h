@@ -20,19 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "git/status.h"
 #include "proc/command.h"
 #include "util/expected.h"
 
 namespace devgraph::git {
-
-// One line of `git status --porcelain`: the two status letters and the
-// path (the new path for a rename).
-struct StatusEntry {
-  char index = ' ';
-  char worktree = ' ';
-  std::string path;
-  bool untracked() const { return index == '?'; }
-};
 
 struct CommitRequest {
   std::string subject;
@@ -111,9 +103,6 @@ std::unique_ptr<Git> make_git(CommandRunner& runner, std::string dir,
 // unusual (GIT_DIR or GIT_COMMON_DIR in the environment, a reftable
 // repository, an unborn branch, a malformed file); then ask git.
 std::optional<std::string> head_from_files(const std::string& dir);
-
-// Parses `git status --porcelain -z` output.
-std::vector<StatusEntry> parse_porcelain_z(const std::string& text);
 
 // The message `commit()` writes for a request: subject, blank line, body,
 // blank line, "Key: value" trailers.

@@ -7,49 +7,10 @@
 #include "schedule/schedule.h"
 
 namespace devgraph::schedule {
-namespace {
-
-bool is_rename_or_copy(char c) {
-  return c == 'R' || c == 'C';
-}
-
-}  // namespace
-
-Expected<std::vector<StatusEntry>> parse_porcelain_z(std::string_view out) {
-  std::vector<StatusEntry> entries;
-  size_t pos = 0;
-  auto next_field = [&](std::string_view& field) {
-    size_t end = out.find('\0', pos);
-    if (end == std::string_view::npos) return false;
-    field = out.substr(pos, end - pos);
-    pos = end + 1;
-    return true;
-  };
-  while (pos < out.size()) {
-    std::string_view rec;
-    if (!next_field(rec))
-      return fail("git status output is truncated (no NUL after entry " +
-                  std::to_string(entries.size() + 1) + ")");
-    if (rec.size() < 4 || rec[2] != ' ')
-      return fail("git status output is malformed at entry " + std::to_string(entries.size() + 1));
-    StatusEntry e;
-    e.index = rec[0];
-    e.worktree = rec[1];
-    e.path = std::string(rec.substr(3));
-    if (is_rename_or_copy(e.index) || is_rename_or_copy(e.worktree)) {
-      // -z puts the old name in its own field after the new one.
-      std::string_view orig;
-      if (!next_field(orig) || orig.empty())
-        return fail("git status output lacks the old name of rename " + e.path);
-      e.orig_path = std::string(orig);
-    }
-    entries.push_back(std::move(e));
-  }
-  return entries;
-}
-
 std::vector<std::string> git_status_argv(const std::string& worktree) {
-  return {"git", "-C", worktree, "status", "--porcelain=v1", "-z", "--untracked-files=all"};
+  std::vector<std::string> argv = {"git", "-C", worktree};
+  argv.insert(argv.end(), std::begin(git::kStatusArgs), std::end(git::kStatusArgs));
+  return argv;
 }
 
 Expected<std::vector<StatusEntry>> uncommitted_changes(CommandRunner& runner,
@@ -72,7 +33,7 @@ Expected<std::vector<StatusEntry>> uncommitted_changes(CommandRunner& runner,
   }
   if (res.output_truncated)
     return fail("git status output in " + worktree + " is larger than devgraph reads");
-  return parse_porcelain_z(res.out);
+  return git::parse_porcelain_z(res.out);
 }
 
 Expected<FootprintReport> classify_changes(const Plan& plan, const std::string& task,

@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "git/status.h"
 #include "proc/command.h"
 #include "util/expected.h"
 #include "util/json.h"
@@ -224,15 +225,8 @@ Json conflicts_to_json(const std::vector<ConflictPair>& pairs);
 
 // One entry of `git status --porcelain=v1 -z`. Paths are exact bytes (no
 // quoting: -z output is never quoted).
-struct StatusEntry {
-  char index = ' ';
-  char worktree = ' ';
-  std::string path;       // the current (new) name
-  std::string orig_path;  // the old name of a rename or copy; else empty
-};
-
-// Parses `git status --porcelain=v1 -z` output.
-Expected<std::vector<StatusEntry>> parse_porcelain_z(std::string_view out);
+// Changed paths as git status lists them (git/status.h).
+using git::StatusEntry;
 
 // The exact argv footprint-check runs (in the worktree).
 std::vector<std::string> git_status_argv(const std::string& worktree);

@@ -225,11 +225,14 @@ TEST(Git, PushAndRemoteHead) {
 }
 
 TEST(Git, PorcelainParserHandlesRenames) {
-  std::string text = std::string("R  new.txt\0old.txt\0?? u.txt\0", 27);
+  std::string text = std::string("R  new.txt\0old.txt\0?? u.txt\0", 28);
   auto entries = parse_porcelain_z(text);
-  ASSERT_EQ(entries.size(), 2u);
-  EXPECT_EQ(entries[0].path, "new.txt");
-  EXPECT_EQ(entries[1].path, "u.txt");
+  ASSERT_TRUE(entries.ok()) << entries.error().message;
+  ASSERT_EQ(entries->size(), 2u);
+  EXPECT_EQ((*entries)[0].path, "new.txt");
+  EXPECT_EQ((*entries)[0].orig_path, "old.txt");
+  EXPECT_EQ((*entries)[1].path, "u.txt");
+  EXPECT_TRUE((*entries)[1].untracked());
 }
 
 TEST(FakeGit, CommitsOnlyStagedPathsAndFindsTrailers) {

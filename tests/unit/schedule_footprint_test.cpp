@@ -40,7 +40,7 @@ TEST(ScheduleFootprint, ParsesEveryEntryKindExactly) {
       "?? docs/h\xc3\xa9llo w\xc3\xb6rld.md\0"s
       " D gone\0"s
       "?? line\nbreak\0"s;
-  auto e = parse_porcelain_z(out);
+  auto e = git::parse_porcelain_z(out);
   ASSERT_TRUE(e.ok()) << e.error().message;
   ASSERT_EQ(e->size(), 7u);
   EXPECT_EQ((*e)[0].path, "src/a b.ts");
@@ -53,14 +53,14 @@ TEST(ScheduleFootprint, ParsesEveryEntryKindExactly) {
   EXPECT_EQ((*e)[4].path, "docs/h\xc3\xa9llo w\xc3\xb6rld.md");
   EXPECT_EQ((*e)[5].orig_path, "");
   EXPECT_EQ((*e)[6].path, "line\nbreak");
-  EXPECT_TRUE(parse_porcelain_z("").value().empty());
+  EXPECT_TRUE(git::parse_porcelain_z("").value().empty());
 }
 
 TEST(ScheduleFootprint, MalformedStatusIsAnError) {
-  EXPECT_FALSE(parse_porcelain_z(" M x").ok());        // no NUL
-  EXPECT_FALSE(parse_porcelain_z("M\0"s).ok());        // too short
-  EXPECT_FALSE(parse_porcelain_z("R  new\0"s).ok());   // rename without old name
-  EXPECT_FALSE(parse_porcelain_z("XYZpath\0"s).ok());  // no separator
+  EXPECT_FALSE(git::parse_porcelain_z(" M x").ok());        // no NUL
+  EXPECT_FALSE(git::parse_porcelain_z("M\0"s).ok());        // too short
+  EXPECT_FALSE(git::parse_porcelain_z("R  new\0"s).ok());   // rename without old name
+  EXPECT_FALSE(git::parse_porcelain_z("XYZpath\0"s).ok());  // no separator
 }
 
 TEST(ScheduleFootprint, ClassifiesOwnOtherAndOutside) {
