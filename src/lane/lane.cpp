@@ -77,6 +77,8 @@ Expected<std::vector<std::string>> Walker::personas(std::string_view node,
   const GraphNode* n = graph_.node(node);
   if (!n) return fail("the graph has no node " + std::string(node));
   std::vector<std::string> out;
+  // Only agent nodes run personas; the others are code, whoever owns them.
+  if (n->type != "agent" && n->type != "agent_parallel") return out;
   if (!n->selector.empty()) {
     if (n->selector == "iac_if_infrastructure_else_developer") {
       out.push_back(selection.infrastructure ? "iac-developer" : "developer");

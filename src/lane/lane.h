@@ -16,9 +16,9 @@
 //   waiting for a person never stops the others.
 // - personas(node, selection) reads the node's owner: one persona, a list
 //   (agent_parallel, joined by all), or a selector (`dynamic` owner):
-//   iac_if_infrastructure_else_developer and finding_owner. An owner that
-//   is not a persona (tech-lead, orchestrator, cursor-owner) runs no
-//   persona: the node is code.
+//   iac_if_infrastructure_else_developer and finding_owner. A node whose
+//   type is neither agent nor agent_parallel runs no persona, whoever owns
+//   it: it is code.
 // - max_cycles/max_retries are the node's guards, else the graph's
 //   defaults.
 // Pure functions over the graph: no I/O, no clock.
