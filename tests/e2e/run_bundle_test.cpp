@@ -704,6 +704,109 @@ TEST_F(RunBundle, FailingBundleVerifyIsRepairedThenDone) {
   EXPECT_EQ(files_of("HEAD"), "src/T1.txt\n");
 }
 
+// ---------------------------------------------------------------------------
+// The graph decides: routes, recovery nodes and selectors as GRAPH.yaml says.
+
+TEST_F(RunBundle, AnEditedRouteInGraphYamlIsFollowed) {
+  // A copy of the skill whose implement node goes straight to the commit:
+  // no verifier runs, and every task is still committed exactly once.
+  one_task();
+  std::string skill = s / "skill";
+  sh(s.path(), {"cp", "-R", test::source_dir() + "/skill", skill});
+  std::string graph = test::slurp(skill + "/GRAPH.yaml");
+  const std::string from =
+      "    routes:\n      done: verify\n      concerns_actionable: repair_task";
+  auto at = graph.find(from);
+  ASSERT_NE(at, std::string::npos);
+  graph.replace(at, from.size(),
+                "    routes:\n      done: commit_task\n      concerns_actionable: repair_task");
+  test::write_text(skill + "/GRAPH.yaml", graph);
+  auto r = run({"--skill", skill});
+  expect_done(r);
+  EXPECT_EQ(calls("tester T1 launch"), 0u);
+  EXPECT_EQ(calls("adversarial-tester T1 launch"), 0u);
+  EXPECT_TRUE(find("VERIFY_DONE").empty());
+  auto implemented = find("IMPLEMENT_DONE", {{"task", "T1"}});
+  auto committed = find("TASK_COMMITTED", {{"task", "T1"}});
+  ASSERT_EQ(implemented.size(), 1u);
+  ASSERT_EQ(committed.size(), 1u);
+  EXPECT_EQ(events()[committed[0]]["detail"]["lane_from"], "implement");
+}
+
+TEST_F(RunBundle, MissingContextTheRunCanAnswerIsRecoveredBeforeAnyHuman) {
+  // The test writer asks what "farewell" means; the plan says. The cursor
+  // goes to context_recovery and back (retry_previous), with what was found.
+  two_tasks();
+  prepend("tdd-writer", {{"task", "T2"},
+                         {"call", 1},
+                         {"result",
+                          {{"status", "NEEDS_CONTEXT"},
+                           {"summary", "what is a farewell here?"},
+                           {"evidence", Json::array()},
+                           {"missing_context", Json::array({"farewell"})}}}});
+  auto r = run();
+  expect_done(r);
+  EXPECT_EQ(calls("tdd-writer T2 launch"), 2u);
+  auto needs = find("NEEDS_CONTEXT", {{"task", "T2"}});
+  auto recovered = find("RECOVERED", {{"task", "T2"}});
+  ASSERT_EQ(needs.size(), 1u);
+  ASSERT_EQ(recovered.size(), 1u);
+  EXPECT_EQ(events()[needs[0]]["detail"]["lane_to"], "context_recovery");
+  EXPECT_EQ(events()[recovered[0]]["detail"]["lane_from"], "context_recovery");
+  EXPECT_EQ(events()[recovered[0]]["detail"]["lane_to"], "write_tdd");
+  std::string found = test::slurp(bundle_dir + "/tasks/T2/context.md");
+  EXPECT_NE(found.find("farewell: the plan, line"), std::string::npos) << found;
+  EXPECT_TRUE(find("AWAITING_HUMAN").empty());
+}
+
+TEST_F(RunBundle, MissingContextNothingAnswersWaitsForAHumanAtOnce) {
+  two_tasks();
+  prepend("tdd-writer", {{"task", "T1"},
+                         {"result",
+                          {{"status", "NEEDS_CONTEXT"},
+                           {"summary", "which moon?"},
+                           {"evidence", Json::array()},
+                           {"missing_context", Json::array({"the colour of the moon"})}}}});
+  auto r = run();
+  expect_blocked(r, "T1");
+  EXPECT_EQ(calls("tdd-writer T1 launch"), 1u) << "relaunched with nothing new to say";
+  auto waiting = find("AWAITING_HUMAN", {{"task", "T1"}});
+  ASSERT_EQ(waiting.size(), 1u);
+  EXPECT_EQ(events()[waiting[0]]["detail"]["lane_from"], "context_recovery");
+  EXPECT_EQ(task_cursor("T1")["status"], "waiting_human");
+  EXPECT_EQ(task_cursor("T2")["status"], "complete");
+}
+
+TEST_F(RunBundle, VerifierFindingsAboutTheTestAreRepairedByTheTestWriter) {
+  // finding_owner: the tester's finding names the test file the tdd-writer
+  // wrote, so repair_task runs the tdd-writer, not the developer.
+  one_task();
+  const PlannedTask& t = plan[0];
+  prepend("tdd-writer",
+          {{"task", "T1"},
+           {"call", 1},
+           {"files", Json::array({file(t.test(), "grep -qx " + t.word + " " + t.impl() + "\n")})},
+           {"result", done("red test for T1", Json::array({t.test()}))}});
+  prepend("tester",
+          {{"task", "T1"},
+           {"call", 1},
+           {"result",
+            {{"status", "DONE_WITH_CONCERNS"},
+             {"summary", "the test is too weak"},
+             {"evidence", Json::array()},
+             {"findings",
+              Json::array({{{"file", t.test() + ":1"}, {"title", "checks one word only"}}})}}}});
+  auto r = run();
+  expect_done(r);
+  EXPECT_EQ(calls("tdd-writer T1 launch"), 2u);
+  EXPECT_EQ(calls("developer T1 launch"), 1u);
+  auto triaged = find("CONCERN_TRIAGED", {{"task", "T1"}});
+  ASSERT_EQ(triaged.size(), 1u);
+  EXPECT_EQ(events()[triaged[0]]["detail"]["owner"], "tdd-writer");
+  EXPECT_EQ(saved("tdd-writer", "T1")["node"], "repair_task");
+  EXPECT_EQ(calls("tester T1 launch"), 2u);
+}
+
 TEST_F(RunBundle, UnknownBundleIsAStateErrorBeforeAnyWork) {
   auto before = test::slurp(run_dir + "/state.json");
   test::write_text(scenario_path, dump_py(scenario));
