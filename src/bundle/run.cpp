@@ -6,6 +6,7 @@
 #include "bundle/words.h"
 #include "contracts/schema.h"
 #include "graph/graph.h"
+#include "lane/lane.h"
 #include "proc/command.h"
 #include "skill/skill.h"
 #include "store/run_store.h"
@@ -24,6 +25,13 @@ RunBundleReport usage_report(const std::string& why) {
 
 }  // namespace
 
+std::vector<std::string> view_node_order(const Graph& graph) {
+  lane::Walker w(graph);
+  auto order = w.lane_nodes("task");
+  for (auto& n : w.lane_nodes("shared")) order.push_back(std::move(n));
+  return order;
+}
+
 RunBundleReport run_bundle(const RunBundleRequest& request) {
   auto kind = agents::parse_backend(request.agent);
   if (!kind)
@@ -33,6 +41,7 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
   if (!skill) return usage_report(skill.error().message);
   auto graph = Graph::load(*skill);
   if (!graph) return usage_report(graph.error().message);
+  if (request.on_node_order) request.on_node_order(view_node_order(*graph));
   auto schema = Schema::load(state_schema_path(*skill));
   if (!schema) return usage_report(schema.error().message);
   RunStore store(request.run_dir, *graph, *schema);

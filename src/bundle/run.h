@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bundle/launcher.h"
+#include "graph/graph.h"
 #include "util/json.h"
 
 namespace devgraph::bundle {
@@ -38,6 +39,9 @@ struct RunBundleRequest {
   // Every tick_every while personas or the bundle's test and build
   // commands run.
   std::function<void()> on_tick;
+  // Called once, before any record, with the order a task passes the
+  // lane's nodes (GRAPH.yaml's task lane, then its shared nodes).
+  std::function<void(const std::vector<std::string>&)> on_node_order;
   std::chrono::milliseconds tick_every{250};
   // Tests only: wraps the launcher the driver uses (e.g. to hold
   // completions back and hand them over together).
@@ -50,5 +54,9 @@ struct RunBundleReport {
 };
 
 RunBundleReport run_bundle(const RunBundleRequest& request);
+
+// The live view's node order for `graph`: the task lane's nodes, then the
+// shared ones.
+std::vector<std::string> view_node_order(const Graph& graph);
 
 }  // namespace devgraph::bundle

@@ -24,23 +24,20 @@ int num(const Json& j, const char* key, int fallback) {
   return fallback;
 }
 
-// Task lane nodes in the order a task passes them; tasks at other nodes
-// follow, then those waiting for a human, then the committed ones.
-constexpr std::array<std::string_view, 7> kNodeOrder = {
-    "write_tdd",   "implement",        "verify",        "repair_task",
-    "commit_task", "blocker_recovery", "awaiting_human"};
-
 std::string group_of(const ViewTask& t) {
   if (t.status == "complete") return "committed";
   if (t.status == "waiting_human") return "awaiting_human";
   return t.node.empty() ? "(no node)" : t.node;
 }
 
-size_t group_rank(const std::string& g) {
-  if (g == "committed") return kNodeOrder.size() + 1;
-  auto it = std::find(kNodeOrder.begin(), kNodeOrder.end(), g);
-  if (it == kNodeOrder.end()) return kNodeOrder.size();
-  return static_cast<size_t>(it - kNodeOrder.begin());
+// Groups in the order a task passes the lane's nodes (the model's node
+// order, from GRAPH.yaml); nodes it does not list follow, then the
+// committed tasks.
+size_t group_rank(const std::vector<std::string>& order, const std::string& g) {
+  if (g == "committed") return order.size() + 1;
+  auto it = std::find(order.begin(), order.end(), g);
+  if (it == order.end()) return order.size();
+  return static_cast<size_t>(it - order.begin());
 }
 
 std::string pad(std::string s, size_t width) {
@@ -188,8 +185,8 @@ std::string render_frame(const ViewModel& m, ViewTime now, FrameSize size) {
   body.push_back(summary);
   std::vector<std::string> order;
   for (const auto& [g, ids] : groups) order.push_back(g);
-  std::stable_sort(order.begin(), order.end(), [](const std::string& a, const std::string& b) {
-    return group_rank(a) < group_rank(b);
+  std::stable_sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
+    return group_rank(m.node_order(), a) < group_rank(m.node_order(), b);
   });
   for (const auto& g : order) {
     std::string line = "  " + pad(g, 16);

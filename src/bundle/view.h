@@ -78,6 +78,10 @@ class ViewModel {
   bool on_state(const Json& state);
 
   const std::string& bundle() const { return bundle_; }
+  // The order a task passes the lane's nodes (GRAPH.yaml's task lane, then
+  // its shared nodes): the frame groups tasks by node in this order.
+  void set_node_order(std::vector<std::string> order) { node_order_ = std::move(order); }
+  const std::vector<std::string>& node_order() const { return node_order_; }
   ViewTime start() const { return start_; }
   const std::string& node() const { return node_; }
   const std::string& outcome() const { return outcome_; }  // set by the "result" record
@@ -105,6 +109,7 @@ class ViewModel {
   std::string pause_reason_;
   std::deque<std::string> recent_;
   std::optional<ViewCommand> command_;
+  std::vector<std::string> node_order_;
 };
 
 struct FrameSize {
@@ -143,6 +148,7 @@ class LiveView {
 
   int redraws() const { return redraws_; }
   const ViewModel& model() const { return model_; }
+  void set_node_order(std::vector<std::string> order) { model_.set_node_order(std::move(order)); }
 
  private:
   void maybe_draw(bool force);

@@ -101,6 +101,9 @@ int verb_run_bundle(const VerbArgs& args) {
     req.on_log = [&view](const Json& rec) { view->on_log(rec); };
     req.on_state = [&view](const Json& state) { view->on_state(state); };
     req.on_tick = [&view] { view->tick(); };
+    req.on_node_order = [&view](const std::vector<std::string>& order) {
+      view->set_node_order(order);
+    };
   } else {
     req.on_log = [](const Json& rec) { err() << dump_py(rec) << "\n"; };
   }

@@ -210,6 +210,9 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
     req.on_log = [&view](const Json& rec) { view->on_log(rec); };
     req.on_state = [&view](const Json& state) { view->on_state(state); };
     req.on_tick = [&view] { view->tick(); };
+    req.on_node_order = [&view](const std::vector<std::string>& order) {
+      view->set_node_order(order);
+    };
   } else {
     req.on_log = [&out](const Json& rec) {
       std::string ev = rec.value("event", "");

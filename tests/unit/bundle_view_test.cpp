@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include "bundle/run.h"
+#include "graph/graph.h"
+#include "support/test_util.h"
+
 #include <algorithm>
 #include <sstream>
 
@@ -52,8 +56,34 @@ std::vector<std::string> lines_of(const std::string& frame) {
   return out;
 }
 
+Graph shipped_graph() {
+  auto g = Graph::load(test::source_dir() + "/skill");
+  EXPECT_TRUE(g.ok());
+  return std::move(g).value();
+}
+
+TEST(ViewFrame, TheNodeOrderIsTheGraphsTaskLaneThenItsSharedNodes) {
+  Graph g = shipped_graph();
+  auto order = view_node_order(g);
+  std::vector<std::string> want = g.lane("task")->nodes;
+  for (const auto& n : g.lane("shared")->nodes) want.push_back(n);
+  EXPECT_EQ(order, want);
+}
+
+TEST(ViewFrame, GroupsFollowTheNodeOrderTheModelIsGiven) {
+  ViewModel m("b1", t0);
+  m.set_node_order({"verify", "write_tdd"});
+  m.on_state(
+      state_with("task_scheduler", 3, {{"T1", "write_tdd", "active"}, {"T2", "verify", "active"}}));
+  auto lines = lines_of(render_frame(m, t0, {100, 40}));
+  ASSERT_GE(lines.size(), 4u);
+  EXPECT_EQ(lines[2], "  verify           T2");
+  EXPECT_EQ(lines[3], "  write_tdd        T1");
+}
+
 TEST(ViewFrame, GroupsTasksByNodeInLaneOrder) {
   ViewModel m("b1", t0);
+  m.set_node_order(view_node_order(shipped_graph()));
   m.on_state(state_with("task_scheduler", 6,
                         {{"T1", "commit_task", "complete"},
                          {"T2", "verify", "active"},
