@@ -28,7 +28,8 @@ struct Driver::Impl {
   lane::Walker walker;
   BundleContext ctx;
   BundleLayout layout;
-  std::unique_ptr<git::Git> git;
+  std::unique_ptr<git::Git> own_git;
+  git::Git* git = nullptr;
   std::unique_ptr<Journal> journal;
   std::optional<FileLock> bundle_lock;  // held for the driver's lifetime
   int leftovers_ended = 0;              // children of a killed predecessor
@@ -289,8 +290,12 @@ Expected<std::unique_ptr<Driver>> Driver::open(DriverOptions options, DriverPart
   if (impl->max_parallel < 1) return usage("--max-parallel must be at least 1");
   impl->max_live =
       static_cast<size_t>(std::max(2, parts.graph.concurrency.max_live_personas_per_tech_lead));
-  impl->git = parts.make_git ? parts.make_git(ctx.worktree)
-                             : git::make_git(parts.runner, ctx.worktree, driver_git_env());
+  if (parts.git) {
+    impl->git = parts.git;
+  } else {
+    impl->own_git = git::make_git(parts.runner, ctx.worktree, driver_git_env());
+    impl->git = impl->own_git.get();
+  }
   JournalHooks hooks{o.on_log, o.on_state};
   impl->journal =
       std::make_unique<Journal>(parts.store, impl->layout, *impl->crash, std::move(hooks), *st);

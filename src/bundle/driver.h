@@ -67,8 +67,8 @@ struct DriverParts {
   CommandRunner& runner;
   // Named crash points; null: DEVGRAPH_BUNDLE_CRASH_AT (EnvCrashPoints).
   CrashPoints* crash = nullptr;
-  // git in the bundle's worktree; empty: the real git through `runner`.
-  std::function<std::unique_ptr<git::Git>(const std::string& worktree)> make_git;
+  // git in the bundle's worktree; null: the real git through `runner`.
+  git::Git* git = nullptr;
 };
 
 struct DriverOutcome {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "git/fake_git.h"
+#include "support/fake_git.h"
 #include "support/test_util.h"
 
 namespace devgraph::git {

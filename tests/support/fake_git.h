@@ -57,7 +57,8 @@ class FakeGit final : public Git {
 };
 
 // True when `path` is matched by a pathspec entry: equal, under a directory
-// entry ("src/" or "src"), or an fnmatch-style glob ("src/*.py", "src/**").
+// entry ("src/" or "src"), or an fnmatch-style glob ("src/*.py", "src/**");
+// a ":(literal)" entry matches only that path or what lies under it.
 bool pathspec_matches(const std::string& spec, const std::string& path);
 
 }  // namespace devgraph::git

@@ -1,4 +1,4 @@
-#include "git/fake_git.h"
+#include "support/fake_git.h"
 
 #include <fnmatch.h>
 
@@ -7,6 +7,11 @@
 namespace devgraph::git {
 
 bool pathspec_matches(const std::string& spec, const std::string& path) {
+  constexpr std::string_view kLiteral = ":(literal)";
+  if (spec.rfind(kLiteral, 0) == 0) {
+    std::string lit = spec.substr(kLiteral.size());
+    return lit == path || path.rfind(lit + "/", 0) == 0;
+  }
   if (spec == path) return true;
   std::string dir = spec;
   if (!dir.empty() && dir.back() == '/') dir.pop_back();

@@ -1,0 +1,41 @@
+#include "support/fake_launcher.h"
+
+#include <algorithm>
+
+namespace devgraph::test {
+
+Expected<std::uint64_t> FakeLauncher::launch(const agents::LaunchRequest& request) {
+  std::string key = request.persona + " " + (request.task ? *request.task : "-");
+  launches.push_back(key);
+  int call = calls(key);
+  std::uint64_t id = next_id_++;
+  bundle::LaunchEvent launched;
+  launched.kind = bundle::LaunchEvent::Kind::launched;
+  launched.id = id;
+  launched.handle = "hl-fake" + std::to_string(id);
+  launched.persona = request.persona;
+  launched.task = request.task;
+  bundle::LaunchEvent done = launched;
+  done.kind = bundle::LaunchEvent::Kind::completed;
+  done.result = script_(request, call);
+  done.outcome = "result";
+  done.cost_usd = 0.01;
+  queue_.push_back(std::move(launched));
+  queue_.push_back(std::move(done));
+  ++pending_;
+  return id;
+}
+
+std::optional<bundle::LaunchEvent> FakeLauncher::next() {
+  if (queue_.empty()) return std::nullopt;
+  bundle::LaunchEvent ev = std::move(queue_.front());
+  queue_.pop_front();
+  if (ev.kind == bundle::LaunchEvent::Kind::completed) --pending_;
+  return ev;
+}
+
+int FakeLauncher::calls(const std::string& persona_task) const {
+  return static_cast<int>(std::count(launches.begin(), launches.end(), persona_task));
+}
+
+}  // namespace devgraph::test

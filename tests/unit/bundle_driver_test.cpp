@@ -1,0 +1,361 @@
+// The bundle driver in-process, with fakes for every collaborator: a
+// scripted launcher (personas answer at once and write their files), an
+// in-memory git, a command runner that starts nothing, and crash points
+// that only record. No child process starts, so each test walks the task
+// lane's routes in milliseconds and asserts on state.json, the events and
+// the fakes.
+#include "bundle/driver.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "contracts/schema.h"
+#include "skill/skill.h"
+#include "support/fake_git.h"
+#include "support/fake_launcher.h"
+#include "support/fake_runner.h"
+#include "support/test_util.h"
+
+namespace devgraph::bundle {
+namespace {
+
+class RecordingCrashPoints final : public CrashPoints {
+ public:
+  void reach(std::string_view label, std::string_view subject) override {
+    names.push_back(std::string(label) + ":" + std::string(subject));
+  }
+  std::vector<std::string> names;
+};
+
+Json answer(const std::string& status, const std::string& summary, Json more = Json::object()) {
+  Json r = {{"status", status}, {"summary", summary}, {"evidence", Json::array()}};
+  for (auto& [k, v] : more.items()) r[k] = v;
+  return r;
+}
+
+struct PlanTask {
+  std::string id;
+  std::vector<std::string> depends_on;
+  std::vector<std::string> extra_files;  // more footprint globs
+};
+
+class BundleDriver : public ::testing::Test {
+ protected:
+  test::Scratch s;
+  std::string run_dir = s / "run";
+  std::string worktree = s / "wt/b1";
+  Graph graph = std::move(Graph::load(test::source_dir() + "/skill")).value();
+  Schema schema = std::move(Schema::load(state_schema_path(test::source_dir() + "/skill"))).value();
+  RunStore store{run_dir, graph, schema};
+  git::FakeGit git{worktree};
+  test::FakeRunner runner;
+  RecordingCrashPoints crash;
+  std::vector<PlanTask> plan = {{"T1", {}, {}}, {"T2", {}, {}}, {"T3", {"T1"}, {}}};
+  // "persona task call" -> the answer that call gives instead of DONE.
+  std::map<std::string, Json> scripted;
+  // "persona task" -> extra paths the persona writes.
+  std::map<std::string, std::vector<std::string>> extra_writes;
+
+  void SetUp() override {
+    ASSERT_TRUE(make_directories(worktree).ok());
+    test::write_text(worktree + "/.git", "gitdir: " + (s / "repo/.git/worktrees/b1") + "\n");
+    Json init = {{"delivery", "local"},
+                 {"merge_policy", "never"},
+                 {"bundles", Json::array({{{"id", "b1"}, {"title", "three words"}}})}};
+    ASSERT_TRUE(store.init({s / "repo", "main", init}).ok());
+    MoveRequest m;
+    m.bundle = "b1";
+    m.node = "plan_bundle";
+    m.event = "BUNDLE_STARTED";
+    m.merge = {{"worktree", worktree}, {"branch", "develop/b1"}, {"base", "main"}};
+    ASSERT_TRUE(store.move(m).ok());
+  }
+
+  void write(const std::string& rel, const std::string& text) {
+    test::write_text(worktree + "/" + rel, text);
+    git.touch(rel);
+  }
+
+  Json persona(const agents::LaunchRequest& req, int call) {
+    std::string task = req.task ? *req.task : "-";
+    auto it = scripted.find(req.persona + " " + task + " " + std::to_string(call));
+    for (const auto& p : extra_writes[req.persona + " " + task]) write(p, "extra\n");
+    if (it != scripted.end()) return it->second;
+    if (req.persona == "planner") {
+      Json tasks = Json::array();
+      std::string md = "# Plan b1\n";
+      for (const auto& t : plan) {
+        Json files = Json::array({"src/" + t.id + ".txt", "tests/" + t.id + ".sh"});
+        for (const auto& f : t.extra_files) files.push_back(f);
+        tasks.push_back({{"id", t.id},
+                         {"title", "word " + t.id},
+                         {"depends_on", t.depends_on},
+                         {"files", files}});
+        md += "\n## Task " + t.id + ": word " + t.id + "\n";
+      }
+      write("docs/develop/plans/b1.md", md);
+      write("docs/develop/plans/b1.tasks.json", dump_py(Json{{"bundle", "b1"}, {"tasks", tasks}}));
+      return answer("DONE", "planned");
+    }
+    if (req.persona == "tdd-writer") {
+      write("tests/" + task + ".sh", "test\n");
+      return answer("DONE", "red", {{"artifacts", Json::array({"tests/" + task + ".sh"})}});
+    }
+    if (req.persona == "developer") {
+      write("src/" + task + ".txt", "word\n");
+      return answer("DONE", "green", {{"artifacts", Json::array({"src/" + task + ".txt"})}});
+    }
+    return answer("DONE", req.persona + " approves");
+  }
+
+  DriverOutcome drive(test::FakeLauncher& launcher) {
+    DriverOptions o;
+    o.run_dir = run_dir;
+    o.bundle = "b1";
+    o.skill_dir = test::source_dir() + "/skill";
+    o.max_parallel = 3;
+    DriverParts parts{store, graph, runner, &crash, &git};
+    auto d = Driver::open(o, parts);
+    EXPECT_TRUE(d.ok()) << (d.ok() ? "" : d.error().message);
+    if (!d.ok()) return {};
+    return (*d)->run(launcher);
+  }
+
+  test::FakeLauncher launcher() {
+    return test::FakeLauncher(
+        [this](const agents::LaunchRequest& r, int call) { return persona(r, call); });
+  }
+
+  Json state() { return std::move(store.read()).value(); }
+  Json task(const std::string& t) { return state()["tasks_runtime"]["b1/" + t]; }
+  std::vector<Json> events() { return test::read_jsonl(run_dir + "/events.jsonl"); }
+  // The events of `type` for `task` ("" for any), in order.
+  std::vector<Json> of(const std::string& type, const std::string& task = "") {
+    std::vector<Json> out;
+    for (const auto& e : events())
+      if (e["type"] == type && (task.empty() || e["detail"].value("task", "") == task))
+        out.push_back(e["detail"]);
+    return out;
+  }
+  // The commits carrying `Devgraph-Task: b1/<task>`.
+  size_t commits_of(const std::string& t) {
+    size_t n = 0;
+    for (const auto& c : git.commits)
+      n += c.message.find("Devgraph-Task: b1/" + t + "\n") != std::string::npos;
+    return n;
+  }
+};
+
+TEST_F(BundleDriver, WalksEveryTaskThroughItsLaneWithoutStartingAProcess) {
+  auto l = launcher();
+  auto out = drive(l);
+  ASSERT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  EXPECT_EQ(out.result["status"], "DONE");
+  EXPECT_TRUE(runner.calls.empty()) << runner.calls.size() << " commands were run";
+  Json c = state()["bundles_runtime"]["b1"];
+  EXPECT_EQ(c["node"], "create_pr");
+  EXPECT_EQ(c["status"], "complete");
+  for (const char* t : {"T1", "T2", "T3"}) {
+    EXPECT_EQ(task(t)["status"], "complete") << t;
+    EXPECT_EQ(commits_of(t), 1u) << t;
+    for (const char* p : {"tdd-writer", "developer", "tester", "adversarial-tester"})
+      EXPECT_EQ(l.calls(std::string(p) + " " + t), 1) << p << " " << t;
+  }
+  // The route each move took is the graph's: write_tdd -> implement -> verify -> commit_task.
+  for (const auto& [type, from, to] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"TDD_DONE", "write_tdd", "implement"},
+           {"IMPLEMENT_DONE", "implement", "verify"},
+           {"TASK_COMMITTED", "verify", "commit_task"}}) {
+    auto evs = of(type, "T1");
+    ASSERT_EQ(evs.size(), 1u) << type;
+    EXPECT_EQ(evs[0]["lane_from"], from) << type;
+    EXPECT_EQ(evs[0]["lane_to"], to) << type;
+  }
+  // T3 starts only after T1 is committed.
+  auto evs = events();
+  auto index = [&](const std::string& type, const std::string& t) {
+    for (size_t i = 0; i < evs.size(); ++i)
+      if (evs[i]["type"] == type && evs[i]["detail"].value("task", "") == t) return i;
+    return evs.size();
+  };
+  EXPECT_LT(index("TASK_COMMITTED", "T1"), index("TASK_STARTED", "T3"));
+  EXPECT_EQ(l.persona_runs(), 1 + 3 * 4 + 2);
+}
+
+TEST_F(BundleDriver, CrashPointsNameTheEffectTheyInterrupt) {
+  auto l = launcher();
+  ASSERT_EQ(drive(l).exit_code, kExitOk);
+  std::set<std::string> names(crash.names.begin(), crash.names.end());
+  for (const char* want :
+       {"launch:b1/planner", "saved:b1/planner", "commit:b1/plan", "committed:b1/plan",
+        "moved:b1/PLAN_DONE", "launch:b1/T1/tdd-writer", "saved:b1/T2/adversarial-tester",
+        "commit:b1/T3", "committed:b1/T3", "move:b1/T3/TASK_COMMITTED",
+        "moved:b1/BUNDLE_TASKS_COMPLETE", "saved:b1/documentation-reviewer", "delivered:b1"})
+    EXPECT_TRUE(names.count(want)) << want;
+}
+
+TEST_F(BundleDriver, ActionableVerifierConcernsGoToRepairThenVerifyAgain) {
+  plan = {{"T1", {}, {}}};
+  scripted["tester T1 1"] =
+      answer("DONE_WITH_CONCERNS", "edge case", {{"concerns", Json::array({"empty input"})}});
+  auto l = launcher();
+  ASSERT_EQ(drive(l).exit_code, kExitOk);
+  auto triaged = of("CONCERN_TRIAGED", "T1");
+  ASSERT_EQ(triaged.size(), 1u);
+  EXPECT_EQ(triaged[0]["lane_from"], "verify");
+  EXPECT_EQ(triaged[0]["lane_to"], "repair_task");
+  EXPECT_EQ(triaged[0]["owner"], "developer");  // a concern names no test file
+  auto repaired = of("TASK_REPAIR_DONE", "T1");
+  ASSERT_EQ(repaired.size(), 1u);
+  EXPECT_EQ(repaired[0]["lane_to"], "verify");
+  EXPECT_EQ(l.calls("developer T1"), 2);
+  EXPECT_EQ(l.calls("tester T1"), 2);
+  EXPECT_EQ(l.calls("adversarial-tester T1"), 2);
+  EXPECT_EQ(commits_of("T1"), 1u);
+  EXPECT_EQ(task("T1")["repairs"], 1);
+}
+
+TEST_F(BundleDriver, ObservationalImplementConcernsGoOnToVerifyAndIntoTheResult) {
+  plan = {{"T1", {}, {}}};
+  // A concern from the implementer is actionable while repair cycles
+  // remain: it is repaired first; the repair's own concern is noted.
+  scripted["developer T1 1"] =
+      answer("DONE_WITH_CONCERNS", "done, but", {{"concerns", Json::array({"slow path"})}});
+  auto l = launcher();
+  auto out = drive(l);
+  ASSERT_EQ(out.exit_code, kExitOk);
+  EXPECT_EQ(of("CONCERN_TRIAGED", "T1").at(0)["lane_from"], "implement");
+  EXPECT_EQ(l.calls("developer T1"), 2);
+}
+
+TEST_F(BundleDriver, FindingsThatSurviveEveryRepairCycleWaitForAPerson) {
+  plan = {{"T1", {}, {}}};
+  for (int call = 1; call <= 4; ++call)
+    scripted["tester T1 " + std::to_string(call)] =
+        answer("DONE_WITH_CONCERNS", "still wrong", {{"concerns", Json::array({"off by one"})}});
+  auto l = launcher();
+  auto out = drive(l);
+  EXPECT_EQ(out.exit_code, kExitBlocked);
+  EXPECT_EQ(out.result["human_required"], true);
+  EXPECT_EQ(l.calls("developer T1"), 1 + graph.node("repair_task")->max_cycles);
+  auto waiting = of("AWAITING_HUMAN", "T1");
+  ASSERT_EQ(waiting.size(), 1u);
+  EXPECT_EQ(waiting[0]["lane_from"], "repair_task");
+  EXPECT_EQ(task("T1")["status"], "waiting_human");
+  EXPECT_EQ(commits_of("T1"), 0u);
+}
+
+TEST_F(BundleDriver, BlockedPersonasGoThroughBlockerRecoveryWithinItsBudget) {
+  plan = {{"T1", {}, {}}, {"T2", {}, {}}};
+  Json blocked = answer("BLOCKED", "flaky tool", {{"blockers", Json::array({"tool crashed"})}});
+  scripted["developer T1 1"] = blocked;
+  scripted["developer T2 1"] = blocked;
+  scripted["developer T2 2"] = blocked;
+  scripted["developer T2 3"] = blocked;
+  auto l = launcher();
+  auto out = drive(l);
+  EXPECT_EQ(out.exit_code, kExitBlocked);
+  // T1: blocked once, back to implement, then done.
+  EXPECT_EQ(task("T1")["status"], "complete");
+  ASSERT_EQ(of("RECOVERED", "T1").size(), 1u);
+  EXPECT_EQ(of("RECOVERED", "T1")[0]["lane_from"], "blocker_recovery");
+  EXPECT_EQ(of("RECOVERED", "T1")[0]["lane_to"], "implement");
+  // T2: the budget (blocker_recovery's max_retries) spent, then a person.
+  int budget = graph.node("blocker_recovery")->max_retries;
+  EXPECT_EQ(l.calls("developer T2"), budget + 1);
+  EXPECT_EQ(of("BLOCKED", "T2").size(), static_cast<size_t>(budget + 1));
+  EXPECT_EQ(of("AWAITING_HUMAN", "T2").at(0)["lane_from"], "blocker_recovery");
+  EXPECT_EQ(task("T2")["status"], "waiting_human");
+  EXPECT_EQ(task("T2")["recovery"], "human");
+}
+
+TEST_F(BundleDriver, ACapacityBlockIsRetriedWithoutSpendingTheBudget) {
+  plan = {{"T1", {}, {}}};
+  Json full = answer("BLOCKED", "context full", {{"blockers", Json::array({"capacity"})}});
+  for (int call = 1; call <= 4; ++call) scripted["tdd-writer T1 " + std::to_string(call)] = full;
+  auto l = launcher();
+  ASSERT_EQ(drive(l).exit_code, kExitOk);
+  EXPECT_EQ(l.calls("tdd-writer T1"), 5);
+  EXPECT_EQ(task("T1")["recovery_retries"], 0);
+}
+
+TEST_F(BundleDriver, AProviderLimitWaitsForAPersonWithoutARelaunch) {
+  plan = {{"T1", {}, {}}};
+  scripted["tdd-writer T1 1"] =
+      answer("BLOCKED", "usage limit", {{"blockers", Json::array({"provider_limit"})}});
+  auto l = launcher();
+  EXPECT_EQ(drive(l).exit_code, kExitBlocked);
+  EXPECT_EQ(l.calls("tdd-writer T1"), 1);
+  EXPECT_EQ(task("T1")["node"], "awaiting_human");
+}
+
+TEST_F(BundleDriver, AWriteThatConflictsWithAnInFlightTasksFootprintIsHeldForAPerson) {
+  // T2 claims src/shared/*.txt; T1 writes a note under src/shared/ while T2
+  // is still verifying (completions arrive in launch order here).
+  plan = {{"T1", {}, {}}, {"T2", {}, {"src/shared/*.txt"}}};
+  extra_writes["developer T1"] = {"src/shared/T1.md"};
+  scripted["developer T1 1"] =
+      answer("DONE", "green", {{"artifacts", Json::array({"src/T1.txt", "src/shared/T1.md"})}});
+  auto l = launcher();
+  auto out = drive(l);
+  EXPECT_EQ(out.exit_code, kExitBlocked);
+  auto v = of("FOOTPRINT_VIOLATION", "T1");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0]["lane_from"], "verify");
+  EXPECT_EQ(v[0]["lane_to"], "blocker_recovery");
+  EXPECT_EQ(v[0]["conflicts"], Json::array({"T2"}));
+  EXPECT_EQ(of("AWAITING_HUMAN", "T1").at(0)["lane_from"], "blocker_recovery");
+  EXPECT_EQ(task("T1")["footprint_outside"], Json::array({"src/shared/T1.md"}));
+  // T2 went on; its commit took nothing of T1's.
+  EXPECT_EQ(task("T2")["status"], "complete");
+  EXPECT_EQ(commits_of("T1"), 0u);
+  for (const auto& c : git.commits)
+    EXPECT_EQ(std::count(c.paths.begin(), c.paths.end(), "src/shared/T1.md"), 0) << c.message;
+}
+
+TEST_F(BundleDriver, AWriteNobodyClaimsExtendsTheFootprint) {
+  plan = {{"T1", {}, {}}, {"T2", {}, {}}};
+  extra_writes["developer T1"] = {"docs/T1-notes.md"};
+  scripted["developer T1 1"] =
+      answer("DONE", "green", {{"artifacts", Json::array({"src/T1.txt", "docs/T1-notes.md"})}});
+  auto l = launcher();
+  ASSERT_EQ(drive(l).exit_code, kExitOk);
+  auto ext = of("RECOVERED", "T1");
+  ASSERT_EQ(ext.size(), 1u);
+  EXPECT_EQ(ext[0]["footprint_extended"], Json::array({"docs/T1-notes.md"}));
+  bool taken = false;
+  for (const auto& c : git.commits)
+    taken |= c.message.find("b1/T1") != std::string::npos &&
+             std::count(c.paths.begin(), c.paths.end(), "docs/T1-notes.md") == 1;
+  EXPECT_TRUE(taken);
+}
+
+TEST_F(BundleDriver, APlanThatFailsTheCheckIsABlockedPlannerRetriedWithTheProblems) {
+  scripted["planner - 1"] = answer("DONE", "planned nothing");  // writes no tasks.json
+  auto l = launcher();
+  ASSERT_EQ(drive(l).exit_code, kExitOk);
+  EXPECT_EQ(l.calls("planner -"), 2);
+  auto blocked = of("BLOCKED");
+  ASSERT_EQ(blocked.size(), 1u);
+  EXPECT_EQ(blocked[0]["lane_from"], "plan_bundle");
+  EXPECT_EQ(of("RECOVERED").at(0)["lane_to"], "plan_bundle");
+}
+
+TEST_F(BundleDriver, AResumedDriverReusesTheResultsSavedForTheSameVisit) {
+  plan = {{"T1", {}, {}}};
+  auto first = launcher();
+  ASSERT_EQ(drive(first).exit_code, kExitOk);
+  // A second run of a delivered bundle launches nothing and reports DONE.
+  auto second = launcher();
+  auto out = drive(second);
+  EXPECT_EQ(out.exit_code, kExitOk);
+  EXPECT_TRUE(second.launches.empty());
+  EXPECT_EQ(commits_of("T1"), 1u);
+}
+
+}  // namespace
+}  // namespace devgraph::bundle
