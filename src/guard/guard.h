@@ -20,6 +20,12 @@
 //   inside a worktree that points into a primary clone counts as the clone.
 // - Topology is read from `.git`, `HEAD` and `config` files directly; no git
 //   process is started, so a check costs a handful of stat() calls.
+// - A `.git` marks a checkout only when git would take it for one: a
+//   directory, or a `gitdir: <path>` file naming one, with a valid HEAD and
+//   objects/ and refs/ in its common directory. Any other `.git` (an empty
+//   directory another program left in the temporary directory, a file
+//   pointing nowhere) is passed over and the walk goes on upwards, as
+//   git's own discovery does.
 #pragma once
 
 #include <optional>
@@ -54,7 +60,8 @@ struct Checkout {
   std::string common_dir;  // the shared git directory (holds config)
 };
 
-// Walks up from `dir` (resolved first) to the nearest `.git`.
+// Walks up from `dir` (resolved first) to the nearest `.git` that is a
+// repository.
 Checkout probe(const std::string& dir);
 
 // `path` made absolute against `cwd` (after `~` expansion against `home`),

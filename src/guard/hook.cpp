@@ -80,20 +80,26 @@ std::vector<std::string> self_check() {
     std::ofstream(path) << text;
   };
   // A primary clone with an origin, a linked worktree of it, a clone
-  // without a remote, and a plain directory; no git needed.
+  // without a remote, and a plain directory below an empty `.git`
+  // directory (not a repository); no git needed.
+  auto git_dir = [&](const std::string& dir, const std::string& config) {
+    put(dir + "/HEAD", "ref: refs/heads/main\n");
+    put(dir + "/config", config);
+    (void)make_directories(dir + "/objects");
+    (void)make_directories(dir + "/refs/heads");
+  };
   const std::string primary = root + "/primary";
-  put(primary + "/.git/HEAD", "ref: refs/heads/main\n");
-  put(primary + "/.git/config",
-      "[remote \"origin\"]\n\turl = https://github.com/Acme/Widgets.git\n");
+  git_dir(primary + "/.git", "[remote \"origin\"]\n\turl = https://github.com/Acme/Widgets.git\n");
   put(primary + "/.git/worktrees/feat/HEAD", "ref: refs/heads/develop/feat\n");
+  put(primary + "/.git/worktrees/feat/commondir", "../..\n");
   put(primary + "/README.md", "x\n");
   const std::string linked = root + "/linked";
   put(linked + "/.git", "gitdir: " + primary + "/.git/worktrees/feat\n");
   const std::string solo = root + "/solo-app";
-  put(solo + "/.git/HEAD", "ref: refs/heads/main\n");
-  put(solo + "/.git/config", "[core]\n");
-  const std::string plain = root + "/plain";
+  git_dir(solo + "/.git", "[core]\n");
+  const std::string plain = root + "/stray/plain";
   (void)make_directories(plain);
+  (void)make_directories(root + "/stray/.git");
 
   Roots roots;
   roots.home = root + "/home";
@@ -111,6 +117,7 @@ std::vector<std::string> self_check() {
   expect("probe primary", probe(primary).kind == CheckoutKind::kPrimary);
   expect("probe linked", probe(linked).kind == CheckoutKind::kWorktree);
   expect("linked common dir", probe(linked).common_dir == primary + "/.git");
+  expect("empty .git directory is no repository", probe(plain).kind == CheckoutKind::kNone);
   expect("identity from origin", owner_repo(probe(primary)) == "Acme/Widgets");
   expect("identity from linked", owner_repo(probe(linked)) == "Acme/Widgets");
   expect("identity without origin", owner_repo(probe(solo)) == "local/solo-app");

@@ -1,9 +1,11 @@
 // Repository topology and path resolution: which checkout a path is in,
 // what the repository is called, and where its worktrees belong. Only
-// stat/lstat/readlink and two small file reads; no git process.
+// stat/lstat/readlink and a few small file reads; no git process.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <deque>
 #include <fstream>
@@ -165,6 +167,64 @@ std::string identity_root(const Roots& roots) {
   return resolve_path(roots.worktrees, "/", roots.home);
 }
 
+bool is_dir(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The first bytes of a small file, or "" when it cannot be read. Plain
+// read(2): HEAD is read on every probe of a primary clone.
+std::string read_prefix(const std::string& path, size_t max) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string text(max, '\0');
+  size_t got = 0;
+  while (got < max) {
+    ssize_t n = ::read(fd, text.data() + got, max - got);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  text.resize(got);
+  return text;
+}
+
+bool is_hex_object_id(const std::string& s) {
+  if (s.size() != 40 && s.size() != 64) return false;
+  for (char c : s)
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+// HEAD as git accepts it: a symlink into refs/, "ref: refs/..." or an
+// object id.
+bool valid_head(const std::string& path) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return false;
+  if (S_ISLNK(st.st_mode)) {
+    char buf[4096];
+    ssize_t n = readlink(path.c_str(), buf, sizeof buf);
+    return n > 5 && std::string(buf, static_cast<size_t>(n)).rfind("refs/", 0) == 0;
+  }
+  if (!S_ISREG(st.st_mode)) return false;
+  std::string text = read_prefix(path, 256);
+  if (text.rfind("ref:", 0) == 0) return strip(text.substr(4)).rfind("refs/", 0) == 0;
+  return is_hex_object_id(strip(text));
+}
+
+// git's own test for a git directory: a valid HEAD, and objects/ and refs/
+// in its common directory (the one its `commondir` file names, as a linked
+// worktree's does; else the directory itself).
+bool is_git_dir(const std::string& dir) {
+  if (!valid_head(dir + "/HEAD")) return false;
+  std::string common = strip(read_prefix(dir + "/commondir", 4096));
+  if (common.empty())
+    common = dir;
+  else if (common[0] != '/')
+    common = dir + "/" + common;
+  return is_dir(common + "/objects") && is_dir(common + "/refs");
+}
+
 }  // namespace
 
 Roots Roots::from_env() {
@@ -312,14 +372,16 @@ Checkout probe_resolved(const std::string& start) {
     std::string g = (d == "/" ? "" : d) + "/.git";
     struct stat st {};
     if (stat(g.c_str(), &st) == 0) {
-      if (S_ISDIR(st.st_mode)) return Checkout{CheckoutKind::kPrimary, d, g, g};
+      if (S_ISDIR(st.st_mode) && is_git_dir(g)) return Checkout{CheckoutKind::kPrimary, d, g, g};
+      std::string gd;
       if (S_ISREG(st.st_mode)) {
         std::string text = strip(read_small_file(g));
-        if (text.rfind("gitdir:", 0) != 0) return Checkout{};
-        std::string gd = strip(text.substr(7));
-        if (gd.empty()) return Checkout{};
-        if (gd[0] != '/') gd = resolve_path(gd, d, "");
-        gd = pathlib_norm(gd);
+        if (text.rfind("gitdir:", 0) == 0) gd = strip(text.substr(7));
+        if (!gd.empty() && gd[0] != '/') gd = resolve_path(gd, d, "");
+        if (!gd.empty()) gd = pathlib_norm(gd);
+        if (!gd.empty() && !is_git_dir(gd)) gd.clear();
+      }
+      if (!gd.empty()) {
         auto parts = split_components(gd);
         for (size_t k = parts.size(); k-- > 0;) {
           if (parts[k] == "worktrees") {

@@ -2,6 +2,8 @@
 // protocol, and agreement with the reference guard on the same inputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <map>
 #include <string>
 
@@ -19,6 +21,15 @@ class GuardCli : public ::testing::Test {
     plain_ = root_ + "/plain";
     ASSERT_TRUE(make_directories(primary_).ok());
     ASSERT_TRUE(make_directories(plain_).ok());
+    // The cases outside a repository need a temporary directory outside
+    // one; git, not the guard under test, is asked (an empty or broken
+    // `.git` above does not count for it either).
+    auto outside = test::run_process({"git", "-C", plain_, "rev-parse", "--absolute-git-dir"},
+                                     {{"GIT_DIR", ""}, {"GIT_WORK_TREE", ""}});
+    while (!outside.out.empty() && outside.out.back() == '\n') outside.out.pop_back();
+    ASSERT_NE(outside.exit_code, 0)
+        << "the temporary directory " << root_ << " lies inside the repository " << outside.out
+        << "; set TMPDIR to a directory outside any repository";
     test::write_text(primary_ + "/README.md", "x\n");
     git({"init", "-q"}, primary_);
     git({"remote", "add", "origin", "git@github.com:Acme/Widgets.git"}, primary_);
@@ -89,6 +100,24 @@ TEST_F(GuardCli, ChecksUseExitCodes) {
   EXPECT_EQ(guard({"check-worktree", root_ + "/elsewhere", "--cwd", primary_}).exit_code, 2);
 }
 
+// What some machines have: an empty `.git` directory, left by another
+// program in the temporary directory or a parent of it. git does not take
+// it for a repository, and neither does the guard: a plain directory
+// below it stays writable and has no placement.
+TEST_F(GuardCli, EmptyGitDirectoryAboveIsNotARepository) {
+  ASSERT_TRUE(make_directories(root_ + "/.git").ok());
+  auto ok = guard({"check-write", plain_ + "/x", "--cwd", plain_});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(ok.out, "OK\n");
+  auto redirect = guard({"check-bash", "echo x > out.txt", "--cwd", plain_});
+  EXPECT_EQ(redirect.exit_code, 0) << redirect.err;
+  auto resolve = guard({"resolve", "--cwd", plain_});
+  EXPECT_EQ(resolve.exit_code, 2);
+  EXPECT_NE(resolve.err.find("not inside a git repository"), std::string::npos) << resolve.err;
+  // The real repository beside it is still a read-only primary clone.
+  EXPECT_EQ(guard({"check-write", "README.md", "--cwd", primary_}).exit_code, 2);
+}
+
 TEST_F(GuardCli, ExemptRootsAllowWrites) {
   env_["DEVELOP_GUARD_EXEMPT"] = "/nonexistent:" + primary_;
   EXPECT_EQ(guard({"check-write", "README.md", "--cwd", primary_}).exit_code, 0);
@@ -155,8 +184,24 @@ TEST_F(GuardCli, SelfCheckPasses) {
   EXPECT_EQ(r.out, "OK: placement guard self-check passed\n");
 }
 
+// The nearest `.git` of any kind at or above `dir`, or "": what the
+// reference takes for a repository.
+std::string any_git_above(std::string dir) {
+  while (true) {
+    if (path_exists(dir + "/.git")) return dir + "/.git";
+    if (dir == "/" || dir.empty()) return "";
+    dir = dirname_of(dir);
+  }
+}
+
 TEST_F(GuardCli, AgreesWithTheReference) {
   if (test::reference_dir().empty()) GTEST_SKIP() << "reference runtime not available";
+  // With a `.git` that is no repository above the temporary directory, the
+  // reference takes the plain directory for a primary clone, where devgraph
+  // differs on purpose (EmptyGitDirectoryAboveIsNotARepository); the cases
+  // that touch it are then left out.
+  const std::string stray = any_git_above(root_);
+  if (!stray.empty()) std::printf("left out the plain directory's cases: %s\n", stray.c_str());
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"resolve", "--cwd", primary_, "--branch", "develop/add-login"},
            {"resolve", "--cwd", primary_},
@@ -174,6 +219,10 @@ TEST_F(GuardCli, AgreesWithTheReference) {
             "--cwd", primary_},
            {"check-bash", "git worktree add ../x -b x main", "--cwd", primary_},
        }) {
+    if (!stray.empty() && std::any_of(args.begin(), args.end(), [&](const std::string& a) {
+          return a.find(plain_) != std::string::npos;
+        }))
+      continue;
     auto mine = guard(args);
     auto theirs = reference(args);
     std::string label = args[0] + " " + args[1];
