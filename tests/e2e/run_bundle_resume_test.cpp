@@ -10,17 +10,22 @@
 // branch, one `gh pr create`, a state that replays cleanly and an event log
 // without gaps.
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -544,9 +549,13 @@ INSTANTIATE_TEST_SUITE_P(Points, RunBundleResume, ::testing::ValuesIn(points_for
                          point_name);
 
 // ---------------------------------------------------------------------------
-// Kills from outside: the driver's process group gets SIGKILL at a random
-// instant, again and again, each run resuming the previous one, until a run
-// finishes on its own.
+// Kills from outside: the driver's process group gets SIGKILL again and
+// again, each run resuming the previous one, until a run finishes on its
+// own. The instants come from the run's progress, not the clock: each round
+// picks a number of new events.jsonl lines and kills the group as soon as
+// the log has grown by that many, which lands inside store transactions,
+// persona launches, commits and delivery alike, on a fast machine or a
+// loaded one.
 
 // Starts the driver in a process group of its own, output to files.
 pid_t spawn_group(const GithubBundle& b, const std::string& log) {
@@ -570,29 +579,111 @@ pid_t spawn_group(const GithubBundle& b, const std::string& log) {
   return pid;
 }
 
+// Complete lines in the run's events.jsonl (a torn last line is not one).
+size_t event_lines(const GithubBundle& b) {
+  auto text = read_file(b.run + "/events.jsonl");
+  return text ? static_cast<size_t>(std::count(text->begin(), text->end(), '\n')) : 0;
+}
+
+// Watches the run directory, where every store transaction appends to
+// events.jsonl and replaces state.json.
+class RunWatch {
+ public:
+  explicit RunWatch(const std::string& run_dir) : fd_(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) {
+    if (fd_ >= 0 &&
+        ::inotify_add_watch(fd_, run_dir.c_str(), IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~RunWatch() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  RunWatch(const RunWatch&) = delete;
+  RunWatch& operator=(const RunWatch&) = delete;
+  bool ok() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
+  // Reads every pending event; what changed is read from the files.
+  void drain() {
+    alignas(inotify_event) char buf[4096];
+    while (::read(fd_, buf, sizeof buf) > 0) {
+    }
+  }
+
+ private:
+  int fd_;
+};
+
+enum class Waited { kGrown, kExited, kTimedOut };
+
+// Waits until events.jsonl holds at least `lines` lines or the driver
+// (`pidfd`) exits, whichever comes first, woken by the run directory's
+// changes and the driver's exit, never by a timer; gives up at `deadline`.
+Waited wait_for_lines(const GithubBundle& b, RunWatch& watch, int pidfd, size_t lines,
+                      std::chrono::steady_clock::time_point deadline) {
+  while (true) {
+    pollfd p[2] = {{pidfd, POLLIN, 0}, {watch.fd(), POLLIN, 0}};
+    // Exit first: a driver that finished on its own is not killed.
+    if (::poll(p, 1, 0) > 0) return Waited::kExited;
+    if (event_lines(b) >= lines) return Waited::kGrown;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return Waited::kTimedOut;
+    int n = ::poll(p, 2, static_cast<int>(left.count()) + 1);
+    if (n < 0 && errno != EINTR) return Waited::kTimedOut;
+    if (p[1].revents & POLLIN) watch.drain();
+  }
+}
+
 TEST(RunBundleResumeOutside, RandomGroupKillsUntilDone) {
   adopt_orphans();
   GithubBundle b;
-  std::mt19937 rng(20261130);
-  // A whole run takes a fraction of a second (Release) to a few seconds
-  // (sanitizers); instants up to 0.15 s land in every stage over the rounds
-  // (each run resumes the last) and still let most runs make progress.
-  std::uniform_int_distribution<int> delay_ms(10, 150);
+  RunWatch watch(b.run);
+  ASSERT_TRUE(watch.ok()) << "inotify on " << b.run << ": " << std::strerror(errno);
+  // Any seed gives at least three kills and an end (see below); a new one
+  // each run reaches other kill points, and failures name it.
+  const unsigned seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  // A whole bundle writes 43 lines (2 of them before the first run). A
+  // resumed run first dispatches again the personas the kill cut short (at
+  // most four: two tasks' verifiers) and may note a commit, push or pull
+  // request intent again, and the last line before a kill may be cut: 6
+  // lines at most that do not move the bundle on. A round of at least 7
+  // new lines therefore always moves it on (a round of 1 can repeat the
+  // same dispatch forever), so it ends within 48 rounds even at one event
+  // a round (five or six in practice), and three rounds of at most 10 end
+  // by line 32, well before the bundle does: at least three kills.
+  std::uniform_int_distribution<size_t> new_lines(7, 10);
+  // Generous: a failure condition for a driver that hangs, never a wait.
+  constexpr auto kRoundLimit = std::chrono::seconds(120);
   int kills = 0;
   bool finished = false;
-  for (int round = 0; round < 16 && !finished; ++round) {
+  // The seed, then "+target@lines before" per round, for failures.
+  std::string trace = "seed " + std::to_string(seed) + ":";
+  for (int round = 0; round < 48 && !finished; ++round) {
+    const size_t before = event_lines(b);
+    const size_t target = new_lines(rng);
+    trace += " +" + std::to_string(target) + "@" + std::to_string(before);
     pid_t pid = spawn_group(b, b.s / "outside.log");
     ASSERT_GT(pid, 0);
-    // Choosing the kill instant is the point of this test, not a wait.
-    ::usleep(static_cast<useconds_t>(delay_ms(rng)) * 1000);
-    ::kill(-pid, SIGKILL);
+    int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    if (pidfd < 0) ::kill(-pid, SIGKILL);
+    ASSERT_GE(pidfd, 0) << "pidfd_open: " << std::strerror(errno);
+    Waited why = wait_for_lines(b, watch, pidfd, before + target,
+                                std::chrono::steady_clock::now() + kRoundLimit);
+    ::close(pidfd);
+    if (why != Waited::kExited) ::kill(-pid, SIGKILL);
     int st = 0;
     ASSERT_EQ(::waitpid(pid, &st, 0), pid);
     reap_orphans();
+    ASSERT_NE(why, Waited::kTimedOut)
+        << "round " << round + 1 << ": events.jsonl did not grow by " << target << " lines in "
+        << kRoundLimit.count() << " s;" << trace << "\n"
+        << test::slurp(b.s / "outside.log");
     if (WIFSIGNALED(st)) {
       ASSERT_EQ(WTERMSIG(st), SIGKILL);
       ++kills;
-      expect_recoverable_run(b, "after outside kill " + std::to_string(kills));
+      expect_recoverable_run(b, "after outside kill " + std::to_string(kills) + ";" + trace);
       if (::testing::Test::HasFatalFailure()) return;
     } else {
       ASSERT_TRUE(WIFEXITED(st));
@@ -600,11 +691,14 @@ TEST(RunBundleResumeOutside, RandomGroupKillsUntilDone) {
       finished = true;
     }
   }
-  EXPECT_GE(kills, 3);
+  EXPECT_TRUE(finished) << trace;
+  EXPECT_GE(kills, 3) << trace;
   auto last = b.run_bundle();
   expect_delivered_once(b, last);
   RecordProperty("outside_kills", kills);
-  std::cout << "outside kills: " << kills << ", finished on its own: " << finished << "\n";
+  std::cout << "outside kills: " << kills << ", finished on its own: " << finished
+            << ", events.jsonl lines: " << event_lines(b)
+            << ", rounds (+new lines@lines before): " << trace << "\n";
 }
 
 }  // namespace
