@@ -145,6 +145,7 @@ Expected<std::optional<PersonaResult>> PersonaDispatch::take(LaunchEvent ev) {
   if (ev.outcome == "malformed_result" && !ev.resumed) DG_CHECK(malformed());
   // Diagnostic-grade files (util/unsynced_files.h): a result lost to a
   // crash is produced again by a new launch, never half-used.
+  (void)make_directories(v.task ? layout_.task_dir(*v.task) : layout_.dir());
   Json line = {{"handle", ev.handle}, {"persona", ev.persona}, {"cost_usd", ev.cost_usd}};
   (void)append_file(layout_.ledger(), dump_py(line) + "\n");
   Json rec = Json::object();
@@ -157,7 +158,6 @@ Expected<std::optional<PersonaResult>> PersonaDispatch::take(LaunchEvent ev) {
   rec["outcome"] = ev.outcome;
   rec["node"] = v.node;
   rec["cursor_moves"] = v.moves;
-  (void)make_directories(v.task ? layout_.task_dir(*v.task) : layout_.dir());
   (void)replace_file(layout_.result(v.persona, v.task), dump_py(rec, 2) + "\n");
   crash_.reach("saved", subject(layout_, v.task, v.persona));
   PersonaResult r = PersonaResult::from_json(std::move(ev.result));

@@ -1,0 +1,116 @@
+// Persona dispatch against the scripted launcher: result files and the
+// ledger, visit-keyed reuse, urgency order, and completions kept for their
+// owners.
+#include "bundle/dispatch.h"
+
+#include <gtest/gtest.h>
+
+#include "contracts/schema.h"
+#include "skill/skill.h"
+#include "support/fake_launcher.h"
+#include "support/test_util.h"
+
+namespace devgraph::bundle {
+namespace {
+
+class NoCrash final : public CrashPoints {
+ public:
+  void reach(std::string_view label, std::string_view subject) override {
+    seen.push_back(std::string(label) + ":" + std::string(subject));
+  }
+  std::vector<std::string> seen;
+};
+
+class Dispatch : public ::testing::Test {
+ protected:
+  test::Scratch s;
+  Graph graph = std::move(Graph::load(test::source_dir() + "/skill")).value();
+  Schema schema = std::move(Schema::load(state_schema_path(test::source_dir() + "/skill"))).value();
+  RunStore store{s / "run", graph, schema};
+  BundleLayout layout{s / "run", "b1", s / "wt"};
+  NoCrash crash;
+  std::optional<Journal> journal;
+  int calls = 0;
+  test::FakeLauncher launcher{[this](const agents::LaunchRequest& r, int) {
+    ++calls;
+    return Json{
+        {"status", "DONE"}, {"summary", r.persona + " answers"}, {"evidence", Json::array()}};
+  }};
+  // Urgency by task: T2 first, bundle-level first of all.
+  std::function<int(const std::optional<std::string>&)> urgency =
+      [](const std::optional<std::string>& t) {
+        return !t ? 100 : *t == "T2" ? 2 : 1;
+      };
+
+  void SetUp() override {
+    auto init = store.init({s / "repo", "main", Json()});
+    ASSERT_TRUE(init.ok());
+    journal.emplace(store, layout, crash, JournalHooks{}, init->state);
+  }
+};
+
+TEST_F(Dispatch, ACompletionIsSavedForItsVisitAndReusedForThatVisitOnly) {
+  PersonaDispatch d(launcher, *journal, layout, crash, {}, urgency);
+  auto id = d.launch({"tester", "T1", "verify", 4}, "check T1");
+  ASSERT_TRUE(id.ok());
+  auto r = d.wait_for(*id);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, "DONE");
+  EXPECT_EQ(r->node, "verify");
+  EXPECT_FALSE(r->reused);
+  Json saved = std::move(load_json_file(layout.result("tester", "T1"))).value();
+  EXPECT_EQ(saved["node"], "verify");
+  EXPECT_EQ(saved["cursor_moves"], 4);
+  auto again = d.recorded({"tester", "T1", "verify", 4});
+  ASSERT_TRUE(again.has_value());
+  EXPECT_TRUE(again->reused);
+  EXPECT_EQ(again->summary, "tester answers");
+  EXPECT_FALSE(d.recorded({"tester", "T1", "verify", 5}).has_value());
+  EXPECT_FALSE(d.recorded({"tester", "T1", "implement", 4}).has_value());
+  EXPECT_EQ(d.ledger_sum(), std::make_pair(0.01, 1));
+  EXPECT_EQ(crash.seen.back(), "saved:b1/T1/tester");
+}
+
+TEST_F(Dispatch, CompletionsAreServedByUrgencyAndNoneIsDropped) {
+  PersonaDispatch d(launcher, *journal, layout, crash, {}, urgency);
+  ASSERT_TRUE(d.launch({"developer", "T1", "implement", 1}, "x").ok());
+  ASSERT_TRUE(d.launch({"developer", "T2", "implement", 1}, "x").ok());
+  auto bundle = d.launch({"code-reviewer", std::nullopt, "final_review", 1}, "x");
+  ASSERT_TRUE(bundle.ok());
+  std::vector<std::string> order;
+  // Waiting for the bundle-level launch leaves the task completions queued.
+  auto review = d.wait_for(*bundle);
+  ASSERT_TRUE(review.ok());
+  EXPECT_EQ(d.unhandled(), 2u);
+  while (true) {
+    auto c = d.next();
+    ASSERT_TRUE(c.ok());
+    if (!*c) break;
+    order.push_back(*(*c)->task);
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"T2", "T1"}));
+  EXPECT_EQ(d.unhandled(), 0u);
+  // Every launch was recorded as dispatched.
+  size_t dispatched = 0;
+  for (const auto& e : test::read_jsonl(s / "run/events.jsonl"))
+    dispatched += e["type"] == "PERSONA_DISPATCHED";
+  EXPECT_EQ(dispatched, 3u);
+}
+
+TEST(PersonaResult, ReadsTheResultOnce) {
+  auto r = PersonaResult::from_json(Json{{"status", "DONE_WITH_CONCERNS"},
+                                         {"summary", "s"},
+                                         {"concerns", {"a", 3, "b"}},
+                                         {"blockers", {"capacity"}},
+                                         {"findings", {{{"file", "x.py:3"}}, {{"path", "y"}}, 7}}});
+  EXPECT_EQ(r.concerns, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(r.has_blocker("capacity"));
+  EXPECT_FALSE(r.stopped());
+  EXPECT_TRUE(r.has_findings());
+  EXPECT_EQ(r.finding_files(), (std::vector<std::string>{"x.py:3", "y", ""}));
+  EXPECT_TRUE(PersonaResult::from_json(Json{{"status", "NEEDS_CONTEXT"}}).stopped());
+  EXPECT_EQ(PersonaResult::from_json(Json("not an object")).status, "");
+}
+
+}  // namespace
+}  // namespace devgraph::bundle
