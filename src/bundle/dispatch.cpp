@@ -144,10 +144,14 @@ Expected<std::optional<PersonaResult>> PersonaDispatch::take(LaunchEvent ev) {
   }
   if (ev.outcome == "malformed_result" && !ev.resumed) DG_CHECK(malformed());
   // Diagnostic-grade files (util/unsynced_files.h): a result lost to a
-  // crash is produced again by a new launch, never half-used.
-  (void)make_directories(v.task ? layout_.task_dir(*v.task) : layout_.dir());
+  // crash (or to a full disk, logged) is produced again by a new launch,
+  // never half-used.
+  auto not_written = [&](const Status& st) {
+    if (!st) journal_.log("file_not_written", Json{{"error", st.error().message}});
+  };
+  not_written(make_directories(v.task ? layout_.task_dir(*v.task) : layout_.dir()));
   Json line = {{"handle", ev.handle}, {"persona", ev.persona}, {"cost_usd", ev.cost_usd}};
-  (void)append_file(layout_.ledger(), dump_py(line) + "\n");
+  not_written(append_file(layout_.ledger(), dump_py(line) + "\n"));
   Json rec = Json::object();
   rec["result"] = ev.result;
   rec["handle"] = ev.handle;
@@ -158,7 +162,7 @@ Expected<std::optional<PersonaResult>> PersonaDispatch::take(LaunchEvent ev) {
   rec["outcome"] = ev.outcome;
   rec["node"] = v.node;
   rec["cursor_moves"] = v.moves;
-  (void)replace_file(layout_.result(v.persona, v.task), dump_py(rec, 2) + "\n");
+  not_written(replace_file(layout_.result(v.persona, v.task), dump_py(rec, 2) + "\n"));
   crash_.reach("saved", subject(layout_, v.task, v.persona));
   PersonaResult r = PersonaResult::from_json(std::move(ev.result));
   r.id = ev.id;

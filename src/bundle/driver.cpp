@@ -248,7 +248,7 @@ const BundleLayout& Driver::layout() const {
 }
 
 Expected<std::unique_ptr<Driver>> Driver::open(DriverOptions options, DriverParts parts) {
-  auto usage = [](const std::string& m) { return fail(m, kExitUsage); };
+  auto usage = [](const std::string& m) { return fail(ErrorKind::usage, m, kExitUsage); };
   options.run_dir = absolute_path(options.run_dir);
   auto impl = std::make_unique<Impl>(options, parts);
   auto& o = impl->opt;

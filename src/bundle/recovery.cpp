@@ -147,7 +147,7 @@ Expected<Recovered> pass(BundleRun& run, const std::string& lane,
   if (!d.pointers.empty()) {
     std::string text = "What context recovery found for " + node + ":\n" +
                        templates::fence_data("recovered-context", join(d.pointers, "\n")) + "\n";
-    (void)make_directories(task ? run.layout.task_dir(*task) : run.layout.dir());
+    DG_CHECK(make_directories(task ? run.layout.task_dir(*task) : run.layout.dir()));
     DG_CHECK(write_file_atomic(run.layout.context(task), text));
   }
   if (!detail.is_object()) detail = Json::object();

@@ -40,17 +40,19 @@ bool same_file(const std::string& a, const std::string& b) {
 
 Expected<std::string> Walker::next(std::string_view node, std::string_view route) const {
   const GraphNode* n = graph_.node(node);
-  if (!n) return fail("the graph has no node " + std::string(node));
+  if (!n) return fail(ErrorKind::internal, "the graph has no node " + std::string(node));
   if (route == kNextRoute) {
-    if (n->next.empty()) return fail("node " + std::string(node) + " has no next");
+    if (n->next.empty())
+      return fail(ErrorKind::internal, "node " + std::string(node) + " has no next");
     return n->next;
   }
   if (!declared(node, route))
-    return fail("the engine does not take route " + std::string(route) + " at " +
-                std::string(node) + " (lane/routes.h)");
+    return fail(ErrorKind::internal, "the engine does not take route " + std::string(route) +
+                                         " at " + std::string(node) + " (lane/routes.h)");
   for (const auto& [name, target] : n->routes)
     if (name == route) return target;
-  return fail("GRAPH.yaml: node " + std::string(node) + " has no route " + std::string(route));
+  return fail(ErrorKind::internal,
+              "GRAPH.yaml: node " + std::string(node) + " has no route " + std::string(route));
 }
 
 Expected<std::string> Walker::follow(std::string_view lane, std::string_view node,
@@ -58,7 +60,8 @@ Expected<std::string> Walker::follow(std::string_view lane, std::string_view nod
   DG_TRY(std::string target, next(node, route));
   if (target == kRetryPrevious) {
     if (previous.empty())
-      return fail("retry_previous at " + std::string(node) + " with no previous node");
+      return fail(ErrorKind::internal,
+                  "retry_previous at " + std::string(node) + " with no previous node");
     return std::string(previous);
   }
   const GraphLane* home = graph_.lane(lane);
@@ -68,14 +71,15 @@ Expected<std::string> Walker::follow(std::string_view lane, std::string_view nod
   const GraphNode* t = graph_.node(target);
   if (t && t->type == "terminal_interrupt")
     if (auto park = shared_node_of_type("cursor_interrupt")) return *park;
-  return fail("route " + std::string(route) + " at " + std::string(node) + " leads to " + target +
-              ", outside lane " + std::string(lane));
+  return fail(ErrorKind::internal, "route " + std::string(route) + " at " + std::string(node) +
+                                       " leads to " + target + ", outside lane " +
+                                       std::string(lane));
 }
 
 Expected<std::vector<std::string>> Walker::personas(std::string_view node,
                                                     const Selection& selection) const {
   const GraphNode* n = graph_.node(node);
-  if (!n) return fail("the graph has no node " + std::string(node));
+  if (!n) return fail(ErrorKind::internal, "the graph has no node " + std::string(node));
   std::vector<std::string> out;
   // Only agent nodes run personas; the others are code, whoever owns them.
   if (n->type != "agent" && n->type != "agent_parallel") return out;
@@ -84,10 +88,12 @@ Expected<std::vector<std::string>> Walker::personas(std::string_view node,
       out.push_back(selection.infrastructure ? "iac-developer" : "developer");
     } else if (n->selector == "finding_owner") {
       if (selection.finding_owner.empty())
-        return fail("node " + std::string(node) + " needs the findings' owner");
+        return fail(ErrorKind::internal,
+                    "node " + std::string(node) + " needs the findings' owner");
       out.push_back(selection.finding_owner);
     } else {
-      return fail("GRAPH.yaml: node " + std::string(node) + " has unknown selector " + n->selector);
+      return fail(ErrorKind::internal,
+                  "GRAPH.yaml: node " + std::string(node) + " has unknown selector " + n->selector);
     }
   } else {
     for (const auto& o : n->owners)
@@ -95,7 +101,8 @@ Expected<std::vector<std::string>> Walker::personas(std::string_view node,
   }
   for (const auto& p : out)
     if (!graph_.has_persona(p))
-      return fail("node " + std::string(node) + " selects " + p + ", which is not a persona");
+      return fail(ErrorKind::internal,
+                  "node " + std::string(node) + " selects " + p + ", which is not a persona");
   return out;
 }
 

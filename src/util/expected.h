@@ -4,8 +4,10 @@
 // failures (bad input, a missing file, a refused transition) travel as
 // values; exceptions are reserved for the unrecoverable and are caught at the
 // verb boundary. Error::message is one line meant for a user: it names the
-// flag, file or field that is wrong. Error::exit_code is the process exit
-// code a verb returns when it gives up because of this error.
+// flag, file or field that is wrong. Error::kind says what sort of failure
+// it is, so a caller can branch without reading the message.
+// Error::exit_code is the process exit code a verb returns when it gives up
+// because of this error.
 #pragma once
 
 #include <cassert>
@@ -16,14 +18,45 @@
 
 namespace devgraph {
 
+// What kind of failure an Error is, for callers that branch on it: a bad
+// flag or input (usage), a change or request the callee declines (refused,
+// the default), something that is not there (not_found), a failure worth
+// retrying later (transient: a network or service hiccup), a limit of time
+// that ran out (timeout), and an engine defect such as code and graph
+// disagreeing (internal).
+enum class ErrorKind { usage, refused, not_found, transient, timeout, internal };
+
+inline const char* kind_name(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::usage:
+      return "usage";
+    case ErrorKind::refused:
+      return "refused";
+    case ErrorKind::not_found:
+      return "not_found";
+    case ErrorKind::transient:
+      return "transient";
+    case ErrorKind::timeout:
+      return "timeout";
+    case ErrorKind::internal:
+      return "internal";
+  }
+  return "refused";
+}
+
 struct Error {
   std::string message;
   int exit_code = 1;
+  ErrorKind kind = ErrorKind::refused;
 };
 
 // Tag used to build a failed Expected: `return fail("no such run");`.
 inline Error fail(std::string message, int exit_code = 1) {
-  return Error{std::move(message), exit_code};
+  return Error{std::move(message), exit_code, ErrorKind::refused};
+}
+// A failure of a given kind: `return fail(ErrorKind::not_found, "...");`.
+inline Error fail(ErrorKind kind, std::string message, int exit_code = 1) {
+  return Error{std::move(message), exit_code, kind};
 }
 
 template <class T>

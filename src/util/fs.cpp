@@ -27,7 +27,9 @@ std::string errno_text(const std::string& what, const std::string& path) {
 // Opens `path` for reading; the error names it.
 Expected<int> open_for_reading(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(errno_text("cannot read", path));
+  if (fd < 0)
+    return fail(errno == ENOENT ? ErrorKind::not_found : ErrorKind::refused,
+                errno_text("cannot read", path));
   return fd;
 }
 
