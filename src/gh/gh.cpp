@@ -1,0 +1,156 @@
+#include "gh/gh.h"
+
+#include <utility>
+#include <vector>
+
+#include "util/json.h"
+
+namespace devgraph::gh {
+namespace {
+
+Error error_of(ErrorKind kind, std::string message) {
+  return fail(kind, std::move(message));
+}
+
+// The last non-blank line of `text`, trimmed and cut to a length a one-line
+// message can carry. A line ending in ':' introduces the last one (gh
+// writes "... already exists:" above the pull request's URL), so the two
+// are joined.
+std::string last_line(const std::string& text) {
+  const char* blank = " \t\r\n";
+  auto line_before = [&](size_t end, size_t& start) {
+    size_t nl = text.find_last_of('\n', end);
+    start = nl == std::string::npos ? 0 : nl + 1;
+    start = text.find_first_not_of(blank, start);
+    return text.substr(start, end - start + 1);
+  };
+  size_t end = text.find_last_not_of(blank);
+  if (end == std::string::npos) return "";
+  size_t start = 0;
+  std::string line = line_before(end, start);
+  size_t prev_end = start == 0 ? std::string::npos : text.find_last_not_of(blank, start - 1);
+  if (prev_end != std::string::npos && text[prev_end] == ':') {
+    size_t prev_start = 0;
+    line = line_before(prev_end, prev_start) + " " + line;
+  }
+  if (line.size() > 300) {
+    line.resize(297);
+    line.append("...");
+  }
+  return line;
+}
+
+// Why gh refused: its last stderr line, else its last stdout line, else
+// its exit status.
+std::string refusal(const CommandResult& r) {
+  std::string why = last_line(r.err);
+  if (why.empty()) why = last_line(r.out);
+  if (why.empty()) why = "exit " + std::to_string(r.exit_code);
+  return why;
+}
+
+bool has_leading_dash(const std::string& s) {
+  return !s.empty() && s[0] == '-';
+}
+
+class RealGh final : public Gh {
+ public:
+  RealGh(CommandRunner& runner, std::string dir, std::string program)
+      : runner_(runner), dir_(std::move(dir)), program_(std::move(program)) {}
+
+  Expected<std::optional<PullRequest>> find_pr(const std::string& branch) override {
+    // A branch that looks like a flag would be read as one.
+    if (branch.empty() || has_leading_dash(branch))
+      return error_of(kBadRequest, "gh pr view: not a branch name: '" + branch + "'");
+    const std::string what = "gh pr view " + branch;
+    DG_TRY(auto r, run({"pr", "view", branch, "--json", "number,url,autoMergeRequest"}, what));
+    if (r.exit_code != 0) {
+      if (r.err.find("no pull requests found") != std::string::npos)
+        return std::optional<PullRequest>();
+      return error_of(kFailed, what + " failed: " + refusal(r));
+    }
+    auto j = parse_json(r.out, what);
+    if (!j) return error_of(kMalformed, j.error().message);
+    DG_TRY(auto pr, pull_request_of(*j, what));
+    return std::optional<PullRequest>(std::move(pr));
+  }
+
+  Status create_pr(const CreateRequest& q) override {
+    for (const auto* field : {&q.base, &q.head, &q.title, &q.body_file})
+      if (field->empty())
+        return error_of(kBadRequest, "gh pr create needs a base, a head, a title and a body file");
+    if (has_leading_dash(q.base) || has_leading_dash(q.head))
+      return error_of(kBadRequest, "gh pr create: not a branch name: '" +
+                                       (has_leading_dash(q.base) ? q.base : q.head) + "'");
+    const std::string what = "gh pr create --head " + q.head;
+    DG_TRY(auto r, run({"pr", "create", "--base", q.base, "--head", q.head, "--title", q.title,
+                        "--body-file", q.body_file},
+                       what));
+    if (r.exit_code != 0) return error_of(kFailed, what + " failed: " + refusal(r));
+    return {};
+  }
+
+  Expected<MergeAnswer> enable_auto_merge(long long number) override {
+    if (number <= 0)
+      return error_of(kBadRequest,
+                      "gh pr merge: not a pull request number: " + std::to_string(number));
+    const std::string n = std::to_string(number);
+    DG_TRY(auto r, run({"pr", "merge", n, "--auto", "--merge"}, "gh pr merge " + n + " --auto"));
+    if (r.exit_code != 0) return MergeAnswer{false, refusal(r)};
+    return MergeAnswer{true, ""};
+  }
+
+ private:
+  // Runs gh; a gh that could not be started or did not finish is an Error,
+  // a gh that exited (with any status) is a result.
+  Expected<CommandResult> run(std::vector<std::string> args, const std::string& what) {
+    CommandSpec spec;
+    spec.argv = {program_};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.cwd = dir_;
+    spec.timeout = kTimeout;
+    // Never stop for a question, and keep stderr to gh's own answer.
+    spec.env["GH_PROMPT_DISABLED"] = "1";
+    spec.env["GH_NO_UPDATE_NOTIFIER"] = "1";
+    auto r = runner_.run(spec);
+    if (!r)
+      return error_of(kNotInstalled,
+                      what + ": " + r.error().message + " (is the GitHub CLI installed?)");
+    if (r->timed_out)
+      return error_of(kTimedOut, what + " timed out after " +
+                                     std::to_string(std::chrono::seconds(kTimeout).count()) + " s");
+    if (r->term_signal != 0)
+      return error_of(kFailed, what + " died of signal " + std::to_string(r->term_signal));
+    return std::move(r).value();
+  }
+
+  // The three fields asked for, as gh writes them.
+  static Expected<PullRequest> pull_request_of(const Json& j, const std::string& what) {
+    auto bad = [&](const std::string& why) {
+      return error_of(kMalformed, what + " answered " + why + ": " + dump_py(j).substr(0, 200));
+    };
+    if (!j.is_object()) return bad("something other than an object");
+    const Json& number = j.contains("number") ? j.at("number") : Json();
+    if (!number.is_number_integer() || number.get<long long>() <= 0)
+      return bad("no pull request number");
+    const Json& url = j.contains("url") ? j.at("url") : Json();
+    if (!url.is_string() || url.get<std::string>().empty()) return bad("no url");
+    if (!j.contains("autoMergeRequest")) return bad("no autoMergeRequest");
+    const Json& merge = j.at("autoMergeRequest");
+    if (!merge.is_null() && !merge.is_object())
+      return bad("an autoMergeRequest that is neither null nor an object");
+    return PullRequest{number.get<long long>(), url.get<std::string>(), merge.is_object()};
+  }
+
+  CommandRunner& runner_;
+  std::string dir_;
+  std::string program_;
+};
+
+}  // namespace
+
+std::unique_ptr<Gh> make_gh(CommandRunner& runner, std::string dir, std::string program) {
+  return std::make_unique<RealGh>(runner, std::move(dir), std::move(program));
+}
+
+}  // namespace devgraph::gh

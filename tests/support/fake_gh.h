@@ -1,0 +1,59 @@
+// An in-memory GitHub behind gh::Gh, for unit tests of code that delivers
+// through it: pull requests live in a map, every call is recorded, and a
+// test scripts failures and refusals ahead of time.
+//
+// Contract: FakeGh keeps what callers of gh.h rely on. find_pr finds the
+// pull request whose head is the branch; create_pr reads the body file,
+// opens pull request number 1, 2, ... and refuses a second one for the
+// same head (kFailed, as gh does); enable_auto_merge turns auto-merge on
+// for a known number and answers "not enabled" with a reason otherwise.
+// A scripted failure is returned once, in the order queued, before any of
+// that happens (the call is still recorded).
+#pragma once
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gh/gh.h"
+
+namespace devgraph::test {
+
+class FakeGh final : public gh::Gh {
+ public:
+  struct Pr {
+    long long number = 0;
+    std::string url;
+    std::string base;
+    std::string head;
+    std::string title;
+    std::string body;  // the body file's text when the pull request was opened
+    bool auto_merge = false;
+  };
+
+  // Pull requests by number.
+  std::map<long long, Pr> prs;
+  // One line per call, in order: "find_pr <branch>", "create_pr <base>
+  // <head>", "enable_auto_merge <number>".
+  std::vector<std::string> calls;
+  // The next call of each method fails with the first Error queued here.
+  std::deque<Error> find_failures;
+  std::deque<Error> create_failures;
+  std::deque<Error> merge_failures;
+  // When set, auto-merge is refused (not enabled) with this reason, as on a
+  // repository that does not allow it.
+  std::optional<std::string> refuse_auto_merge;
+  // Pull request N's url is url_prefix + N.
+  std::string url_prefix = "https://github.invalid/owner/repo/pull/";
+
+  Expected<std::optional<gh::PullRequest>> find_pr(const std::string& branch) override;
+  Status create_pr(const gh::CreateRequest& request) override;
+  Expected<gh::MergeAnswer> enable_auto_merge(long long number) override;
+
+  // How many recorded calls begin with `prefix` ("create_pr" counts them all).
+  size_t count(const std::string& prefix) const;
+};
+
+}  // namespace devgraph::test
