@@ -13,6 +13,7 @@
 #include "bundle/dispatch.h"
 #include "bundle/journal.h"
 #include "bundle/layout.h"
+#include "gh/gh.h"
 #include "git/git.h"
 #include "lane/lane.h"
 #include "proc/command.h"
@@ -42,6 +43,7 @@ struct BundleRun {
   Journal& journal;
   PersonaDispatch& dispatch;
   git::Git& git;
+  gh::Gh& gh;
   CommandRunner& runner;
   CrashPoints& crash;
   std::string skill_dir;

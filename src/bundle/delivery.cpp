@@ -9,23 +9,6 @@
 namespace devgraph::bundle {
 namespace {
 
-Expected<CommandResult> gh(BundleRun& run, std::vector<std::string> args) {
-  CommandSpec spec;
-  spec.argv = {"gh"};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.cwd = run.ctx.worktree;
-  spec.timeout = std::chrono::minutes(5);
-  return run.runner.run(spec);
-}
-
-Expected<std::optional<Json>> existing_pr(BundleRun& run) {
-  DG_TRY(auto r, gh(run, {"pr", "view", run.ctx.branch, "--json", "number,url,autoMergeRequest"}));
-  if (!r.ok()) return std::optional<Json>();
-  auto j = parse_json(r.out, "gh pr view");
-  if (!j || !j->is_object() || !j->contains("number")) return std::optional<Json>();
-  return std::optional<Json>(*j);
-}
-
 const Json* bundle_record(const Json& state, const std::string& bundle) {
   if (!state.contains("bundles") || !state["bundles"].is_array()) return nullptr;
   for (const auto& b : state["bundles"])
@@ -87,38 +70,37 @@ Expected<Json> deliver(BundleRun& run, const PrText& text, const std::string& he
     DG_CHECK(run.git.push("origin", branch));
     run.crash.reach("pushed", branch);
   }
-  DG_TRY(auto found, existing_pr(run));
+  DG_TRY(auto found, run.gh.find_pr(branch));
   if (!found) {
     DG_CHECK(write_file_atomic(run.layout.pr_body(), pr_body(text)));
     DG_CHECK(
         run.journal.event(lane::event::kNote,
                           Json{{"topic", "pr_intent"}, {"bundle", run.bundle()}, {"head", head}}));
     run.crash.reach("pr", branch);
-    DG_TRY(auto r, gh(run, {"pr", "create", "--base", run.ctx.default_branch, "--head", branch,
-                            "--title", clip("feat(" + run.bundle() + "): " + text.title, 72),
-                            "--body-file", run.layout.pr_body()}));
-    if (!r.ok()) return fail("gh pr create failed: " + clip(r.err, 300));
+    gh::CreateRequest req{run.ctx.default_branch, branch,
+                          clip("feat(" + run.bundle() + "): " + text.title, 72),
+                          run.layout.pr_body()};
+    DG_CHECK(run.gh.create_pr(req));
     run.crash.reach("pr_created", branch);
-    DG_TRY(auto again, existing_pr(run));
+    DG_TRY(auto again, run.gh.find_pr(branch));
     if (!again) return fail("gh pr view cannot find the pull request just created");
     found = again;
   }
-  long long number = (*found)["number"].is_number() ? (*found)["number"].get<long long>() : 0;
+  long long number = found->number;
   std::string auto_merge = "off";
   // A run killed after enabling auto-merge finds it enabled on the pull
   // request and does not ask again.
-  bool already = found->contains("autoMergeRequest") && (*found)["autoMergeRequest"].is_object();
-  if (run.ctx.merge_policy == "auto_when_checks_pass" && already) {
+  if (run.ctx.merge_policy == "auto_when_checks_pass" && found->auto_merge) {
     auto_merge = "enabled";
   } else if (run.ctx.merge_policy == "auto_when_checks_pass") {
-    DG_TRY(auto m, gh(run, {"pr", "merge", std::to_string(number), "--auto", "--merge"}));
-    auto_merge = m.ok() ? "enabled" : "unavailable";
+    DG_TRY(auto m, run.gh.enable_auto_merge(number));
+    auto_merge = m.enabled ? "enabled" : "unavailable";
     run.crash.reach("merged", branch);
     DG_CHECK(run.journal.event(
-        m.ok() ? lane::event::kAutoMergeEnabled : lane::event::kAutoMergeUnavailable,
-        Json{{"bundle", run.bundle()}, {"pr", number}, {"detail", clip(m.err, 200)}}));
+        m.enabled ? lane::event::kAutoMergeEnabled : lane::event::kAutoMergeUnavailable,
+        Json{{"bundle", run.bundle()}, {"pr", number}, {"detail", clip(m.reason, 200)}}));
   }
-  Json pr = {{"number", number}, {"url", json_str(*found, "url")}, {"auto_merge", auto_merge}};
+  Json pr = {{"number", number}, {"url", found->url}, {"auto_merge", auto_merge}};
   DG_CHECK(run.journal.move(
       std::nullopt, node, lane::event::kPrCreated,
       Json{{"pr", pr}, {"head", head}, {"cost_usd", cost}, {"persona_runs", runs}}));

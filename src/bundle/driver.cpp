@@ -30,6 +30,8 @@ struct Driver::Impl {
   BundleLayout layout;
   std::unique_ptr<git::Git> own_git;
   git::Git* git = nullptr;
+  std::unique_ptr<gh::Gh> own_gh;
+  gh::Gh* gh = nullptr;
   std::unique_ptr<Journal> journal;
   std::optional<FileLock> bundle_lock;  // held for the driver's lifetime
   int leftovers_ended = 0;              // children of a killed predecessor
@@ -184,8 +186,8 @@ struct Driver::Impl {
     base.skill_dir = opt.skill_dir;
     PersonaDispatch dispatch(launcher, *journal, layout, *crash, base,
                              [this](const std::optional<std::string>& t) { return urgency(t); });
-    BundleRun run{ctx,    layout, walker,        *journal, dispatch, *git,
-                  runner, *crash, opt.skill_dir, "",       {}};
+    BundleRun run{ctx, layout, walker, *journal,      dispatch, *git,
+                  *gh, runner, *crash, opt.skill_dir, "",       {}};
     if (auto b = git->rev_parse(ctx.base)) run.bundle_base = *b;
     if (leftovers_ended > 0)
       journal->log("leftovers_ended", Json{{"process_groups", leftovers_ended}});
@@ -295,6 +297,12 @@ Expected<std::unique_ptr<Driver>> Driver::open(DriverOptions options, DriverPart
   } else {
     impl->own_git = git::make_git(parts.runner, ctx.worktree, driver_git_env());
     impl->git = impl->own_git.get();
+  }
+  if (parts.gh) {
+    impl->gh = parts.gh;
+  } else {
+    impl->own_gh = gh::make_gh(parts.runner, ctx.worktree);
+    impl->gh = impl->own_gh.get();
   }
   JournalHooks hooks{o.on_log, o.on_state};
   impl->journal =

@@ -29,6 +29,7 @@
 #include "bundle/bundle_run.h"
 #include "bundle/crash_points.h"
 #include "bundle/launcher.h"
+#include "gh/gh.h"
 #include "git/git.h"
 #include "graph/graph.h"
 #include "proc/command.h"
@@ -69,6 +70,9 @@ struct DriverParts {
   CrashPoints* crash = nullptr;
   // git in the bundle's worktree; null: the real git through `runner`.
   git::Git* git = nullptr;
+  // The GitHub CLI in the bundle's worktree; null: the real gh through
+  // `runner`.
+  gh::Gh* gh = nullptr;
 };
 
 struct DriverOutcome {

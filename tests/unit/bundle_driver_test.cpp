@@ -14,6 +14,7 @@
 
 #include "contracts/schema.h"
 #include "skill/skill.h"
+#include "support/fake_gh.h"
 #include "support/fake_git.h"
 #include "support/fake_launcher.h"
 #include "support/fake_runner.h"
@@ -53,6 +54,8 @@ class BundleDriver : public ::testing::Test {
   git::FakeGit git{worktree};
   test::FakeRunner runner;
   RecordingCrashPoints crash;
+  test::FakeGh gh;
+  std::string delivery = "local";
   std::vector<PlanTask> plan = {{"T1", {}, {}}, {"T2", {}, {}}, {"T3", {"T1"}, {}}};
   // "persona task call" -> the answer that call gives instead of DONE.
   std::map<std::string, Json> scripted;
@@ -62,8 +65,8 @@ class BundleDriver : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(make_directories(worktree).ok());
     test::write_text(worktree + "/.git", "gitdir: " + (s / "repo/.git/worktrees/b1") + "\n");
-    Json init = {{"delivery", "local"},
-                 {"merge_policy", "never"},
+    Json init = {{"delivery", delivery},
+                 {"merge_policy", delivery == "github" ? "auto_when_checks_pass" : "never"},
                  {"bundles", Json::array({{{"id", "b1"}, {"title", "three words"}}})}};
     ASSERT_TRUE(store.init({s / "repo", "main", init}).ok());
     MoveRequest m;
@@ -117,7 +120,7 @@ class BundleDriver : public ::testing::Test {
     o.bundle = "b1";
     o.skill_dir = test::source_dir() + "/skill";
     o.max_parallel = 3;
-    DriverParts parts{store, graph, runner, &crash, &git};
+    DriverParts parts{store, graph, runner, &crash, &git, &gh};
     auto d = Driver::open(o, parts);
     EXPECT_TRUE(d.ok()) << (d.ok() ? "" : d.error().message);
     if (!d.ok()) return {};
@@ -148,6 +151,57 @@ class BundleDriver : public ::testing::Test {
     return n;
   }
 };
+
+class GithubBundleDriver : public BundleDriver {
+ protected:
+  void SetUp() override {
+    delivery = "github";
+    plan = {{"T1", {}, {}}};
+    BundleDriver::SetUp();
+  }
+};
+
+TEST_F(GithubBundleDriver, PushesOnceOpensOnePullRequestAndAsksForAutoMergeOnce) {
+  auto l = launcher();
+  auto out = drive(l);
+  ASSERT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  EXPECT_EQ(git.push_calls, 1);
+  EXPECT_EQ(gh.count("create_pr"), 1u);
+  EXPECT_EQ(gh.count("enable_auto_merge"), 1u);
+  ASSERT_EQ(gh.prs.size(), 1u);
+  EXPECT_EQ(gh.prs.begin()->second.head, "develop/b1");
+  EXPECT_NE(gh.prs.begin()->second.body.find("- word T1 (T1)"), std::string::npos);
+  EXPECT_EQ(out.result["pr"]["auto_merge"], "enabled");
+  EXPECT_EQ(state()["bundles_runtime"]["b1"]["node"], "create_pr");
+  EXPECT_TRUE(runner.calls.empty());
+}
+
+TEST_F(GithubBundleDriver, AFailingLookupIsNeverTakenForNoPullRequest) {
+  // gh pr view failing for another reason than "none" must not lead to a
+  // second `gh pr create`: the bundle stops and says why.
+  gh.find_failures.push_back(fail(gh::kTimedOut, "gh pr view timed out"));
+  auto l = launcher();
+  auto out = drive(l);
+  EXPECT_EQ(out.exit_code, kExitBlocked);
+  EXPECT_EQ(gh.count("create_pr"), 0u);
+  EXPECT_NE(out.result["blockers"][0].get<std::string>().find("timed out"), std::string::npos);
+  // The next run finds no failure and delivers once.
+  auto again = launcher();
+  EXPECT_EQ(drive(again).exit_code, kExitOk);
+  EXPECT_EQ(gh.count("create_pr"), 1u);
+  EXPECT_EQ(git.push_calls, 1);
+}
+
+TEST_F(GithubBundleDriver, ARefusedAutoMergeIsRecordedAndTheBundleIsStillDone) {
+  gh.refuse_auto_merge = "auto-merge is not allowed for this repository";
+  auto l = launcher();
+  auto out = drive(l);
+  ASSERT_EQ(out.exit_code, kExitOk);
+  EXPECT_EQ(out.result["pr"]["auto_merge"], "unavailable");
+  ASSERT_EQ(of("AUTO_MERGE_UNAVAILABLE").size(), 1u);
+  EXPECT_NE(of("AUTO_MERGE_UNAVAILABLE")[0]["detail"].get<std::string>().find("not allowed"),
+            std::string::npos);
+}
 
 TEST_F(BundleDriver, WalksEveryTaskThroughItsLaneWithoutStartingAProcess) {
   auto l = launcher();
