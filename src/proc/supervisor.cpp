@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "proc/spawn.h"
+#include "proc/stop_signals.h"
 
 namespace devgraph {
 namespace {
@@ -26,6 +27,8 @@ enum Tag : std::uint64_t { kPidfd = 0, kStdout = 1, kStderr = 2, kWatch = 3 };
 std::uint64_t token(std::uint64_t id, Tag tag) {
   return (id << 2) | tag;
 }
+// Ids start at 1, so watch id 0 is free for the stop-signal descriptor.
+constexpr std::uint64_t kStopToken = (0 << 2) | kWatch;
 
 int open_pidfd(pid_t pid) {
   return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
@@ -92,6 +95,7 @@ struct ChildLoop::Impl {
   std::unordered_map<WatchId, int> watches;
   std::deque<LoopEvent> ready;
   std::optional<ChildRecord> record;  // see proc/leftovers.h
+  std::optional<StopSignals> stop;    // see watch_stop_signals()
 
   ~Impl() {
     for (auto& [id, c] : children) {
@@ -153,11 +157,30 @@ struct ChildLoop::Impl {
     }
   }
 
-  void begin_termination(Child& c) {
-    if (c.term_sent) return;
-    c.term_sent = true;
-    ::kill(-c.pid, SIGTERM);
-    c.kill_timer = add_timer(clock->steady() + c.grace, TimerKind::child_kill, c.id);
+  void begin_termination(Child& c) { begin_termination(c, c.grace); }
+
+  void begin_termination(Child& c, std::chrono::milliseconds grace) {
+    SteadyTime kill_at = clock->steady() + grace;
+    if (c.term_sent) {
+      if (c.kill_timer == 0) return;  // the KILL has been sent
+      if (timers.at(c.kill_timer).when <= kill_at) return;
+      cancel_timer(c.kill_timer);
+      c.kill_timer = 0;
+    } else {
+      c.term_sent = true;
+      ::kill(-c.pid, SIGTERM);
+    }
+    if (grace.count() <= 0) {
+      ::kill(-c.pid, SIGKILL);
+      return;
+    }
+    c.kill_timer = add_timer(kill_at, TimerKind::child_kill, c.id);
+  }
+
+  // Queues a StopRequested for a stop signal not reported yet, if any.
+  void take_stop() {
+    if (!stop) return;
+    if (int sig = stop->take()) ready.emplace_back(StopRequested{sig});
   }
 
   void on_exit(ChildId id) {
@@ -225,6 +248,10 @@ struct ChildLoop::Impl {
   void dispatch(const epoll_event& ev) {
     std::uint64_t tag = ev.data.u64 & 3;
     std::uint64_t id = ev.data.u64 >> 2;
+    if (ev.data.u64 == kStopToken) {
+      take_stop();
+      return;
+    }
     if (tag == kWatch) {
       auto w = watches.find(id);
       if (w != watches.end()) ready.emplace_back(FdReady{id, w->second, ev.events});
@@ -356,6 +383,24 @@ void ChildLoop::terminate(ChildId id) {
   if (it != impl_->children.end()) impl_->begin_termination(it->second);
 }
 
+void ChildLoop::terminate(ChildId id, std::chrono::milliseconds grace) {
+  auto it = impl_->children.find(id);
+  if (it != impl_->children.end()) impl_->begin_termination(it->second, grace);
+}
+
+Status ChildLoop::watch_stop_signals() {
+  Impl& im = *impl_;
+  if (im.stop) return {};
+  DG_TRY(StopSignals stop, StopSignals::watch());
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = kStopToken;
+  if (::epoll_ctl(im.epfd, EPOLL_CTL_ADD, stop.fd(), &ev) != 0)
+    return fail("cannot watch the stop signals: " + errno_text(errno));
+  im.stop.emplace(std::move(stop));
+  return {};
+}
+
 TimerId ChildLoop::add_timer(SteadyTime when) {
   return impl_->add_timer(when, Impl::TimerKind::user, 0);
 }
@@ -392,14 +437,20 @@ void ChildLoop::unwatch_fd(WatchId id) {
 std::optional<LoopEvent> ChildLoop::wait(std::optional<SteadyTime> until) {
   Impl& im = *impl_;
   for (;;) {
+    // A stop signal another watcher read (a command run meanwhile) is
+    // news here too.
+    if (im.stop && im.stop->has_unseen()) im.take_stop();
     if (im.ready.empty()) im.fire_due_timers();
     if (!im.ready.empty()) {
       LoopEvent ev = std::move(im.ready.front());
       im.ready.pop_front();
       return ev;
     }
-    if (!until && im.children.empty() && im.timers.empty() && im.watches.empty())
-      return std::nullopt;
+    if (!until && im.children.empty() && im.timers.empty() && im.watches.empty()) {
+      im.take_stop();
+      if (im.ready.empty()) return std::nullopt;
+      continue;
+    }
     SteadyTime now = im.clock->steady();
     std::optional<SteadyTime> wake = until;
     if (!im.deadlines.empty() && (!wake || im.deadlines.begin()->first < *wake))

@@ -20,6 +20,11 @@
 //   timers with a fake clock by calling wait() with a deadline of "now".
 // - The loop owns every child it spawned: destroying it SIGKILLs the
 //   groups of children still running and reaps them.
+// - After watch_stop_signals(), SIGINT, SIGTERM and SIGHUP no longer end
+//   this process: each one is a StopRequested event from wait() (which
+//   wakes up for it), and nothing else happens. What to stop is the
+//   caller's decision (terminate()). Children still start with those
+//   signals unblocked and at their defaults. See proc/stop_signals.h.
 #pragma once
 
 #include <chrono>
@@ -73,7 +78,12 @@ struct FdReady {
   std::uint32_t events = 0;  // epoll event bits
 };
 
-using LoopEvent = std::variant<ChildExit, TimerFired, FdReady>;
+// A stop signal arrived (watch_stop_signals()).
+struct StopRequested {
+  int signal = 0;  // SIGINT, SIGTERM or SIGHUP
+};
+
+using LoopEvent = std::variant<ChildExit, TimerFired, FdReady, StopRequested>;
 
 class ChildLoop {
  public:
@@ -88,8 +98,19 @@ class ChildLoop {
   // be started; nothing is left running then.
   Expected<ChildId> spawn(const ChildSpec& spec);
   // Starts the TERM-then-KILL sequence for a running child now. Its exit
-  // is still reported by wait(), with timed_out false.
+  // is still reported by wait(), with timed_out false (or true, when its
+  // timeout had already begun to end it).
   void terminate(ChildId id);
+  // The same with its own grace before the KILL. For a child already on
+  // its way out, a grace that ends sooner brings the KILL forward; one
+  // that ends later changes nothing. A zero grace KILLs at once.
+  void terminate(ChildId id, std::chrono::milliseconds grace);
+
+  // Opt-in: from now on the stop signals are StopRequested events, for as
+  // long as the loop lives. Calling it again changes nothing. Watching
+  // alone does not keep wait() from returning nullopt when nothing else is
+  // left; a signal already pending is still reported then.
+  Status watch_stop_signals();
 
   TimerId add_timer(SteadyTime when);
   void cancel_timer(TimerId id);

@@ -1,6 +1,8 @@
 #include "proc/supervisor.h"
 
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -9,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "agents/backend.h"
+#include "proc/stop_signals.h"
+#include "support/stop_signal_sandbox.h"
 
 namespace devgraph {
 namespace {
@@ -233,6 +237,185 @@ TEST(Supervisor, ManyChildrenAtOnce) {
   EXPECT_EQ(seen.size(), 40u);
   // Run side by side, not one after another (40 x 0.2 s = 8 s).
   EXPECT_LT(std::chrono::steady_clock::now() - start, 6s);
+}
+
+// -- stop signals -------------------------------------------------------------
+
+bool blocked(int sig) {
+  sigset_t now;
+  ::pthread_sigmask(SIG_SETMASK, nullptr, &now);
+  return sigismember(&now, sig) == 1;
+}
+
+// The hex mask of a /proc/PID/status line such as "SigBlk:\t0000...".
+unsigned long long status_mask(const std::string& status, const std::string& name) {
+  size_t at = status.find(name + ":");
+  if (at == std::string::npos) return ~0ull;
+  return std::stoull(status.substr(at + name.size() + 1), nullptr, 16);
+}
+
+unsigned long long bit(int sig) {
+  return 1ull << (sig - 1);
+}
+
+TEST(StopSignals, TheLastWatcherPutsTheMaskBackAsItFoundIt) {
+  // No signal is sent here, so nothing can be pending when the mask opens.
+  if (blocked(SIGINT) || blocked(SIGTERM) || blocked(SIGHUP))
+    GTEST_SKIP() << "the test runner blocks a stop signal itself";
+  {
+    auto first = StopSignals::watch();
+    ASSERT_TRUE(first.ok()) << first.error().message;
+    EXPECT_GE(first->fd(), 0);
+    auto second = StopSignals::watch();
+    ASSERT_TRUE(second.ok());
+    EXPECT_EQ(second->fd(), first->fd()) << "one descriptor for all watchers";
+    EXPECT_TRUE(blocked(SIGINT) && blocked(SIGTERM) && blocked(SIGHUP));
+    StopSignals moved = std::move(*second);
+    EXPECT_EQ(second->fd(), -1) << "a moved-from watcher watches nothing";
+  }
+  EXPECT_FALSE(blocked(SIGINT) || blocked(SIGTERM) || blocked(SIGHUP));
+  // A signal the caller had blocked itself stays blocked.
+  test::StopSignalSandbox sandbox;
+  { auto w = StopSignals::watch(); }
+  EXPECT_TRUE(blocked(SIGINT) && blocked(SIGTERM) && blocked(SIGHUP));
+}
+
+TEST(StopSignals, EveryWatcherHearsOfEachSignalOnce) {
+  test::StopSignalSandbox sandbox;
+  auto a = StopSignals::watch();
+  auto b = StopSignals::watch();
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->take(), 0);
+  ASSERT_EQ(::raise(SIGINT), 0);
+  EXPECT_EQ(a->take(), SIGINT);
+  EXPECT_EQ(a->take(), 0);
+  EXPECT_TRUE(b->has_unseen()) << "a read it from the descriptor; b has not been told";
+  EXPECT_EQ(b->take(), SIGINT);
+  EXPECT_FALSE(b->has_unseen());
+  auto late = StopSignals::watch();
+  ASSERT_TRUE(late.ok());
+  EXPECT_EQ(late->take(), 0) << "a signal read before it began is not news to it";
+}
+
+TEST(StopSignals, ASignalThisProcessIgnoresStaysIgnored) {
+  test::StopSignalSandbox sandbox;  // restores SIGHUP's disposition afterwards
+  ASSERT_NE(::signal(SIGHUP, SIG_IGN), SIG_ERR);
+  auto w = StopSignals::watch();
+  ASSERT_TRUE(w.ok());
+  ASSERT_EQ(::raise(SIGHUP), 0);
+  EXPECT_EQ(w->take(), 0) << "nohup's HUP is not a stop";
+  ASSERT_EQ(::raise(SIGTERM), 0);
+  EXPECT_EQ(w->take(), SIGTERM);
+}
+
+TEST(Supervisor, AStopSignalWakesTheWaitAsAnEventAndStopsNothing) {
+  test::StopSignalSandbox sandbox;
+  auto loop = ChildLoop::create();
+  ASSERT_TRUE(loop.ok());
+  ASSERT_TRUE(loop->watch_stop_signals().ok());
+  ASSERT_TRUE(loop->watch_stop_signals().ok()) << "a second call changes nothing";
+  // The child sends the signal while the loop is blocked waiting for it.
+  auto id = loop->spawn(sh("kill -INT $PPID; exec sleep 1000"));
+  ASSERT_TRUE(id.ok());
+  auto ev = loop->wait();
+  ASSERT_TRUE(ev.has_value());
+  auto* stop = std::get_if<StopRequested>(&*ev);
+  ASSERT_NE(stop, nullptr) << "event index " << ev->index();
+  EXPECT_EQ(stop->signal, SIGINT);
+  EXPECT_EQ(loop->running(), 1u) << "what to stop is the caller's decision";
+  loop->terminate(*id, 60s);
+  ChildExit e = wait_exit(*loop);
+  EXPECT_EQ(e.term_signal, SIGTERM);
+  EXPECT_FALSE(loop->wait().has_value());
+}
+
+TEST(Supervisor, AStopSignalAlreadyPendingIsReportedEvenWithNothingElseToWaitFor) {
+  test::StopSignalSandbox sandbox;
+  auto loop = ChildLoop::create();
+  ASSERT_TRUE(loop.ok());
+  ASSERT_TRUE(loop->watch_stop_signals().ok());
+  EXPECT_FALSE(loop->wait().has_value()) << "watching alone is nothing to wait for";
+  ASSERT_EQ(::raise(SIGTERM), 0);
+  auto ev = loop->wait();
+  ASSERT_TRUE(ev.has_value());
+  ASSERT_TRUE(std::holds_alternative<StopRequested>(*ev));
+  EXPECT_EQ(std::get<StopRequested>(*ev).signal, SIGTERM);
+  EXPECT_FALSE(loop->wait().has_value()) << "reported once";
+}
+
+TEST(Supervisor, AStopSignalReadElsewhereIsStillReportedByTheLoop) {
+  test::StopSignalSandbox sandbox;
+  auto loop = ChildLoop::create();
+  ASSERT_TRUE(loop.ok());
+  ASSERT_TRUE(loop->watch_stop_signals().ok());
+  auto other = StopSignals::watch();  // a command running meanwhile, say
+  ASSERT_TRUE(other.ok());
+  ASSERT_EQ(::raise(SIGHUP), 0);
+  EXPECT_EQ(other->take(), SIGHUP);
+  auto ev = loop->wait(loop->clock().steady());
+  ASSERT_TRUE(ev.has_value());
+  EXPECT_EQ(std::get<StopRequested>(*ev).signal, SIGHUP);
+}
+
+TEST(Supervisor, ALoopThatDoesNotWatchLeavesStopSignalsAlone) {
+  test::StopSignalSandbox sandbox;  // keeps the raised signal pending, then drops it
+  auto loop = ChildLoop::create();
+  ASSERT_TRUE(loop.ok());
+  ASSERT_EQ(::raise(SIGINT), 0);
+  ASSERT_TRUE(loop->spawn(sh("exit 0")).ok());
+  EXPECT_EQ(wait_exit(*loop).exit_code, 0);
+  EXPECT_FALSE(loop->wait().has_value());
+}
+
+TEST(Supervisor, ChildrenOfAWatchingLoopStartWithTheStopSignalsAtTheirDefaults) {
+  // The parent blocks all three, and ignores one of them.
+  test::StopSignalSandbox sandbox;
+  ASSERT_NE(::signal(SIGINT, SIG_IGN), SIG_ERR);
+  auto loop = ChildLoop::create();
+  ASSERT_TRUE(loop.ok());
+  ASSERT_TRUE(loop->watch_stop_signals().ok());
+  ChildSpec status;
+  status.argv = {"cat", "/proc/self/status"};
+  ASSERT_TRUE(loop->spawn(status).ok());
+  ChildExit e = wait_exit(*loop);
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_EQ(status_mask(e.out, "SigBlk"), 0u) << e.out;
+  EXPECT_EQ(status_mask(e.out, "SigIgn") & (bit(SIGINT) | bit(SIGTERM) | bit(SIGHUP)), 0u) << e.out;
+  // The descriptor is not inherited either.
+  ChildSpec fds;
+  fds.argv = {"ls", "-l", "/proc/self/fd/"};
+  ASSERT_TRUE(loop->spawn(fds).ok());
+  e = wait_exit(*loop);
+  EXPECT_EQ(e.out.find("signalfd"), std::string::npos) << e.out;
+  // And a TERM ends a child as it always would.
+  ChildSpec sleeper;
+  sleeper.argv = {"sleep", "1000"};
+  sleeper.kill_grace = 60s;
+  auto id = loop->spawn(sleeper);
+  ASSERT_TRUE(id.ok());
+  loop->terminate(*id);
+  EXPECT_EQ(wait_exit(*loop).term_signal, SIGTERM);
+}
+
+TEST(Supervisor, AShorterGraceBringsTheKillForward) {
+  test::StopSignalSandbox sandbox;
+  auto loop = ChildLoop::create();
+  ASSERT_TRUE(loop.ok());
+  ASSERT_TRUE(loop->watch_stop_signals().ok());
+  // The stop signal says the child has set its trap: TERM cannot end it.
+  auto id = loop->spawn(sh("trap '' TERM; kill -INT $PPID; sleep 1000; sleep 1000"));
+  ASSERT_TRUE(id.ok());
+  auto ev = loop->wait();
+  ASSERT_TRUE(ev.has_value());
+  ASSERT_TRUE(std::holds_alternative<StopRequested>(*ev));
+  auto start = std::chrono::steady_clock::now();
+  loop->terminate(*id, 1h);
+  loop->terminate(*id, 2h);  // a later KILL changes nothing
+  loop->terminate(*id, 0ms);
+  ChildExit e = wait_exit(*loop);
+  EXPECT_EQ(e.term_signal, SIGKILL);
+  EXPECT_FALSE(e.timed_out);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 60s);
 }
 
 }  // namespace
