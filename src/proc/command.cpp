@@ -10,8 +10,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "proc/spawn.h"
+#include "proc/stop_signals.h"
 
 extern char** environ;
 
@@ -56,6 +58,16 @@ std::string describe_argv(const std::vector<std::string>& argv) {
 
 Expected<CommandResult> RealCommandRunner::run(const CommandSpec& spec) {
   if (spec.argv.empty()) return fail("cannot run an empty command");
+  std::optional<StopSignals> stop;
+  if (spec.stop_on_signal) {
+    DG_TRY(StopSignals watched, StopSignals::watch());
+    stop.emplace(std::move(watched));
+    if (int sig = stop->take()) {
+      CommandResult stopped;
+      stopped.interrupted_by = sig;
+      return stopped;
+    }
+  }
   int out_pipe[2], err_pipe[2], in_pipe[2] = {-1, -1};
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) return fail(std::string("pipe: ") + std::strerror(errno));
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -119,9 +131,26 @@ Expected<CommandResult> RealCommandRunner::run(const CommandSpec& spec) {
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   bool exited = false;
   int status = 0;
+  // The first stop signal starts the TERM-then-KILL sequence (unless a
+  // timeout already has); a second one KILLs at once.
+  auto on_stop = [&](int sig) {
+    if (sig == 0) return;
+    if (result.interrupted_by == 0) {
+      result.interrupted_by = sig;
+      if (!term_sent) {
+        ::kill(-pid, SIGTERM);
+        term_sent = true;
+        kill_at = Clock::now() + spec.kill_grace;
+      }
+    } else if (!kill_sent) {
+      ::kill(-pid, SIGKILL);
+      kill_sent = true;
+    }
+  };
   while (fds[0] >= 0 || fds[1] >= 0 || pidfd >= 0) {
-    pollfd p[4];
-    int which[4];
+    if (stop && stop->has_unseen()) on_stop(stop->take());
+    pollfd p[5];
+    int which[5];
     nfds_t n = 0;
     for (int i = 0; i < 2; ++i)
       if (fds[i] >= 0) {
@@ -135,6 +164,10 @@ Expected<CommandResult> RealCommandRunner::run(const CommandSpec& spec) {
     if (pidfd >= 0) {
       p[n] = {pidfd, POLLIN, 0};
       which[n++] = 3;
+    }
+    if (stop) {
+      p[n] = {stop->fd(), POLLIN, 0};
+      which[n++] = 4;
     }
     auto now = Clock::now();
     if (ticking && now >= next_tick) {
@@ -168,6 +201,10 @@ Expected<CommandResult> RealCommandRunner::run(const CommandSpec& spec) {
     }
     for (nfds_t k = 0; k < n; ++k) {
       if (!p[k].revents) continue;
+      if (which[k] == 4) {
+        on_stop(stop->take());
+        continue;
+      }
       if (which[k] == 3) {
         // Reaped here, so the pid cannot be reused while the group may
         // still be signalled: its other members keep the group alive.

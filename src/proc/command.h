@@ -8,6 +8,10 @@
 // and stderr are read concurrently into buffers bounded by
 // `max_output_bytes` each (the tail is kept). When `timeout` passes, the
 // whole process group gets SIGTERM, then SIGKILL after `kill_grace`.
+// With `stop_on_signal`, a stop signal (SIGINT, SIGTERM, SIGHUP; see
+// proc/stop_signals.h) does the same while the command runs, and the
+// result's `interrupted_by` says so; a second one KILLs without waiting
+// out the grace.
 #pragma once
 
 #include <chrono>
@@ -33,6 +37,11 @@ struct CommandSpec {
   // a long test suite. Empty: not called.
   std::function<void()> on_wait;
   std::chrono::milliseconds wait_tick{250};
+  // Watch the stop signals while the command runs (they do not end this
+  // process meanwhile). A stop signal nobody has read yet when run() is
+  // called keeps the command from starting at all: the result is then
+  // interrupted at once, with exit_code -1 and no output.
+  bool stop_on_signal = false;
 };
 
 struct CommandResult {
@@ -42,7 +51,11 @@ struct CommandResult {
   bool output_truncated = false;
   std::string out;
   std::string err;
-  bool ok() const { return exit_code == 0 && !timed_out; }
+  // The stop signal that ended the command early (stop_on_signal), or 0.
+  // Set whatever the command did on receiving its TERM, even exit 0.
+  int interrupted_by = 0;
+  bool ok() const { return exit_code == 0 && !timed_out && interrupted_by == 0; }
+  bool interrupted() const { return interrupted_by != 0; }
 };
 
 // The seam: production code takes a CommandRunner so tests can answer

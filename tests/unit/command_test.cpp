@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include "support/stop_signal_sandbox.h"
+#include "support/test_util.h"
+
 namespace devgraph {
 namespace {
 
@@ -106,6 +109,73 @@ TEST(Command, NoWaitCallbackWithoutOneOrWithoutATick) {
   auto plain = run_command({.argv = {"sleep", "0.1"}, .wait_tick = std::chrono::milliseconds(10)});
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->exit_code, 0);
+}
+
+TEST(Command, AStopSignalEndsTheCommandsGroupAndSaysSo) {
+  test::StopSignalSandbox sandbox;
+  // The command itself sends the Ctrl-C while run() waits on it; the
+  // grandchild sleep must go too.
+  auto r = run_command({.argv = {"sh", "-c", "kill -INT $PPID; sleep 1000 & wait"},
+                        .kill_grace = std::chrono::minutes(10),
+                        .stop_on_signal = true});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->interrupted_by, SIGINT);
+  EXPECT_TRUE(r->interrupted());
+  EXPECT_EQ(r->term_signal, SIGTERM) << "a TERM, long before the grace ran out";
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_FALSE(r->ok());
+}
+
+TEST(Command, ACommandThatIgnoresTheTermIsKilledAfterTheGrace) {
+  test::StopSignalSandbox sandbox;
+  auto r = run_command({.argv = {"sh", "-c", "trap '' TERM; kill -TERM $PPID; sleep 1000"},
+                        .kill_grace = std::chrono::milliseconds(100),
+                        .stop_on_signal = true});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->interrupted_by, SIGTERM);
+  EXPECT_EQ(r->term_signal, SIGKILL);
+}
+
+TEST(Command, ASecondStopSignalKillsWithoutWaitingOutTheGrace) {
+  test::StopSignalSandbox sandbox;
+  // The first signal's TERM runs the trap, which sends the second; the
+  // shell lives on (a trap interrupts `wait` at once, where it would wait
+  // for a foreground job), so only a KILL ends it.
+  const auto start = std::chrono::steady_clock::now();
+  auto r = run_command(
+      {.argv = {"sh", "-c",
+                "trap 'kill -HUP $PPID' TERM; sleep 1000 & kill -INT $PPID; wait; exec sleep 1000"},
+       .kill_grace = std::chrono::hours(1),
+       .stop_on_signal = true});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->interrupted_by, SIGINT) << "the first signal is the reason";
+  EXPECT_EQ(r->term_signal, SIGKILL);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::minutes(1));
+}
+
+TEST(Command, AStopSignalPendingBeforehandKeepsTheCommandFromStarting) {
+  test::StopSignalSandbox sandbox;
+  test::Scratch scratch;
+  ASSERT_EQ(::raise(SIGHUP), 0);
+  auto r = run_command(
+      {.argv = {"sh", "-c", "echo ran > '" + scratch / "ran" + "'"}, .stop_on_signal = true});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->interrupted_by, SIGHUP);
+  EXPECT_EQ(r->exit_code, -1);
+  EXPECT_FALSE(path_exists(scratch / "ran"));
+  // Reported once: the next command runs.
+  auto next = run_command({.argv = {"true"}, .stop_on_signal = true});
+  ASSERT_TRUE(next.ok());
+  EXPECT_TRUE(next->ok());
+}
+
+TEST(Command, WithoutTheOptInAStopSignalIsNotTheCommandsBusiness) {
+  test::StopSignalSandbox sandbox;  // holds the signal pending, then drops it
+  auto r = run_command({.argv = {"sh", "-c", "kill -INT $PPID; echo done"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->exit_code, 0);
+  EXPECT_EQ(r->out, "done\n");
+  EXPECT_EQ(r->interrupted_by, 0);
 }
 
 }  // namespace
