@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "agents/result.h"
 #include "agents/sim.h"
 #include "contracts/schema.h"
+#include "proc/stop_signals.h"
 #include "skill/skill.h"
 #include "util/console.h"
 #include "util/fs.h"
@@ -49,6 +51,8 @@ std::string_view outcome_name(Outcome outcome) {
       return "provider_limit";
     case Outcome::launch_failed:
       return "launch_failed";
+    case Outcome::interrupted:
+      return "interrupted";
   }
   return "result";
 }
@@ -72,6 +76,8 @@ std::string_view event_kind_name(RuntimeEvent::Kind kind) {
       return "timer";
     case K::fd_ready:
       return "fd_ready";
+    case K::interrupted:
+      return "interrupted";
   }
   return "launched";
 }
@@ -127,6 +133,8 @@ struct PersonaRuntime::Impl {
   std::vector<std::string> env;
   double total_cost = 0.0;
   int runs = 0;
+  bool stopping = false;  // stop_all() was called
+  int stop_signal = 0;    // the latest stop signal reported
 
   Impl(RuntimeConfig c, const Clock& clk, std::unique_ptr<Backend> b, Schema s, ChildLoop l)
       : cfg(std::move(c)),
@@ -198,9 +206,18 @@ struct PersonaRuntime::Impl {
     return {};
   }
 
+  std::string stop_reason() const {
+    return stop_signal ? "interrupted by " + stop_signal_name(stop_signal)
+                       : std::string("stopped before it finished");
+  }
+
   // Starts (or restarts) the child of a launch. A launch that cannot start
-  // completes at once as launch_failed.
+  // completes at once as launch_failed; after stop_all(), as interrupted.
   void start_child(Launch& l, bool resume) {
+    if (stopping) {
+      complete(l, Outcome::interrupted, stop_reason());
+      return;
+    }
     std::vector<std::string> argv;
     if (resume) {
       if (auto ok = write_prompt_file(l, resume_prompt(), "-resume"); !ok) {
@@ -369,6 +386,7 @@ struct PersonaRuntime::Impl {
                   {"error", nullptr}};
     if (ex.term_signal) finished["signal"] = ex.term_signal;
     if (ex.timed_out) finished["timed_out"] = true;
+    if (stopping && !ex.timed_out && !result) finished["interrupted"] = true;
     if (ex.output_truncated) finished["output_truncated"] = true;
     if (!result)
       finished["error"] = out.failed || ex.timed_out ? out.error : result.error().message;
@@ -380,6 +398,10 @@ struct PersonaRuntime::Impl {
     }
     if (result) {
       complete(l, Outcome::result, "", std::move(*result));
+      return;
+    }
+    if (stopping) {  // no retry, resume or pause: whatever it was, it ends here
+      complete(l, Outcome::interrupted, stop_reason());
       return;
     }
     if (l.resuming) {
@@ -439,6 +461,33 @@ struct PersonaRuntime::Impl {
     complete(l, Outcome::malformed_result, result.error().message);
   }
 
+  void stop_all(ms grace) {
+    if (!stopping) {
+      stopping = true;
+      log("stopping",
+          Json{{"signal", stop_signal ? Json(stop_signal_name(stop_signal)) : Json(nullptr)},
+               {"running", by_child.size()},
+               {"waiting", launches.size() - by_child.size()},
+               {"grace_s", seconds(grace)}});
+      // Nothing that waits starts again: back-offs and the pause end here,
+      // in launch order.
+      if (pause_timer) loop.cancel_timer(pause_timer);
+      pause_timer = 0;
+      pause_until.reset();
+      queued.clear();
+      std::vector<LaunchId> waiting;
+      for (const auto& [id, l] : launches)
+        if (l.state != State::running) waiting.push_back(id);
+      std::sort(waiting.begin(), waiting.end());
+      for (LaunchId id : waiting) {
+        Launch& l = launches.at(id);
+        if (l.timer) loop.cancel_timer(l.timer);
+        complete(l, Outcome::interrupted, stop_reason());
+      }
+    }
+    for (const auto& [child, id] : by_child) loop.terminate(child, grace);
+  }
+
   void on_timer(TimerId id) {
     if (id == pause_timer && pause_timer != 0) {
       unpause();
@@ -492,6 +541,7 @@ Expected<std::unique_ptr<PersonaRuntime>> PersonaRuntime::create(RuntimeConfig c
                 " needs a directory for prompt files (no log path given)");
   DG_TRY(ChildLoop loop, ChildLoop::create(clock));
   if (!config.children_record.empty()) loop.record_children_in(config.children_record);
+  if (config.watch_stop_signals) DG_CHECK(loop.watch_stop_signals());
   int log_fd = -1;
   if (!config.log_path.empty()) {
     DG_CHECK(make_directories(dirname_of(absolute_path(config.log_path))));
@@ -547,9 +597,14 @@ std::optional<RuntimeEvent> PersonaRuntime::next_event(std::optional<SteadyTime>
       im.events.pop_front();
       return ev;
     }
-    if (!until && im.launches.empty() && im.driver_timers.empty() && im.driver_watches.empty())
-      return std::nullopt;
-    auto ev = im.loop.wait(until);
+    std::optional<SteadyTime> wait_until = until;
+    if (!until && im.launches.empty() && im.driver_timers.empty() && im.driver_watches.empty()) {
+      // Nothing is outstanding; only a stop signal already pending is
+      // still worth a look (it would otherwise wait for the next launch).
+      if (!im.cfg.watch_stop_signals) return std::nullopt;
+      wait_until = im.clock->steady();
+    }
+    auto ev = im.loop.wait(wait_until);
     if (!ev) return std::nullopt;
     if (auto* exit = std::get_if<ChildExit>(&*ev)) {
       im.on_exit(*exit);
@@ -561,8 +616,22 @@ std::optional<RuntimeEvent> PersonaRuntime::next_event(std::optional<SteadyTime>
       out.watch = fd->id;
       out.fd = fd->fd;
       im.events.push_back(std::move(out));
+    } else if (auto* stop = std::get_if<StopRequested>(&*ev)) {
+      im.stop_signal = stop->signal;
+      RuntimeEvent out;
+      out.kind = RuntimeEvent::Kind::interrupted;
+      out.signal = stop->signal;
+      im.events.push_back(std::move(out));
     }
   }
+}
+
+void PersonaRuntime::stop_all(std::optional<std::chrono::milliseconds> grace) {
+  impl_->stop_all(grace.value_or(impl_->cfg.kill_grace));
+}
+
+bool PersonaRuntime::stopping() const {
+  return impl_->stopping;
 }
 
 TimerId PersonaRuntime::add_timer(SteadyTime when) {

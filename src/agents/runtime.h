@@ -20,6 +20,7 @@
 //                       error subtype) until the retry budget ran out
 //     provider_limit    a usage limit whose reset lies beyond max_pause
 //     launch_failed     the program could not be started
+//     interrupted       stop_all() ended it, or it had not started yet
 //   For every outcome but `result`, Completion::result is a BLOCKED result
 //   whose blockers name the outcome, so the driver can treat all alike.
 // - CLI failures are retried with the same prompt after a delay that
@@ -36,6 +37,18 @@
 //   devgraph's). The log is diagnostic: one write(2) per record, no fsync.
 // - The driver may add its own timers and descriptors; they come back
 //   through next_event() as `timer` and `fd_ready` events.
+// - With watch_stop_signals, SIGINT, SIGTERM and SIGHUP do not end this
+//   process: each one is an `interrupted` event (carrying the signal) from
+//   next_event(), which wakes up for it. The runtime does nothing else
+//   about it; stopping is the driver's call.
+// - stop_all() stops everything: each running persona's process group
+//   gets SIGTERM, then SIGKILL once the grace has passed, all on the event
+//   loop; launches waiting out a back-off or a pause complete at once.
+//   Nothing starts after it (no retry, resume, unpause, or new launch: a
+//   launch() then completes as interrupted without a child). A persona
+//   still running completes as interrupted when its exit is seen, unless
+//   that exit already carries a valid result or a timeout ended it; its
+//   pid leaves the live-children record then. Logged as "stopping".
 #pragma once
 
 #include <chrono>
@@ -78,6 +91,8 @@ struct RuntimeConfig {
   size_t max_output_bytes = 8 * 1024 * 1024;
   // Verify <skill>/agents/<persona>.md exists before launching.
   bool check_persona_file = true;
+  // Take the stop signals as `interrupted` events (proc/stop_signals.h).
+  bool watch_stop_signals = false;
 };
 
 // Fills the limits from GRAPH.yaml-style `headless` values (minutes).
@@ -86,7 +101,15 @@ void apply_headless_minutes(RuntimeConfig& config, int persona_timeout_minutes,
 
 using LaunchId = std::uint64_t;
 
-enum class Outcome { result, malformed_result, timeout, cli_error, provider_limit, launch_failed };
+enum class Outcome {
+  result,
+  malformed_result,
+  timeout,
+  cli_error,
+  provider_limit,
+  launch_failed,
+  interrupted,
+};
 std::string_view outcome_name(Outcome outcome);
 
 struct Completion {
@@ -110,14 +133,15 @@ struct Completion {
 
 struct RuntimeEvent {
   enum class Kind {
-    launched,   // a child started (first attempt, retry or resume)
-    completed,  // `completion` is set; the launch is over
-    backoff,    // a CLI failure; relaunch after `delay`
-    resuming,   // clean exit without a result; resuming `session_id`
-    paused,     // provider limit: `backend` paused for `delay`
-    unpaused,   // the pause is over; queued launches start
-    timer,      // a timer the driver added
-    fd_ready,   // a descriptor the driver watches
+    launched,     // a child started (first attempt, retry or resume)
+    completed,    // `completion` is set; the launch is over
+    backoff,      // a CLI failure; relaunch after `delay`
+    resuming,     // clean exit without a result; resuming `session_id`
+    paused,       // provider limit: `backend` paused for `delay`
+    unpaused,     // the pause is over; queued launches start
+    timer,        // a timer the driver added
+    fd_ready,     // a descriptor the driver watches
+    interrupted,  // a stop signal arrived (watch_stop_signals): `signal`
   };
   Kind kind = Kind::launched;
   LaunchId id = 0;
@@ -131,6 +155,7 @@ struct RuntimeEvent {
   TimerId timer = 0;
   WatchId watch = 0;
   int fd = -1;
+  int signal = 0;  // interrupted: SIGINT, SIGTERM or SIGHUP
 };
 std::string_view event_kind_name(RuntimeEvent::Kind kind);
 
@@ -149,6 +174,16 @@ class PersonaRuntime {
   // Without it, nullopt only when nothing is outstanding (no launch in
   // flight, waiting or queued, and no driver timer or descriptor).
   std::optional<RuntimeEvent> next_event(std::optional<SteadyTime> until = std::nullopt);
+
+  // Stops every launch (see the contract): TERM now to each running
+  // persona's group, KILL after `grace` (default: config().kill_grace) to
+  // those still alive. Returns at once; the completions come from
+  // next_event(), which returns nullopt once the last one is handed out
+  // (unless driver timers or descriptors remain). Called again, a grace
+  // that ends sooner brings the KILLs forward (zero: KILL now).
+  void stop_all(std::optional<std::chrono::milliseconds> grace = std::nullopt);
+  // Whether stop_all() has been called.
+  bool stopping() const;
 
   // Driver-owned timers and descriptors on the same loop.
   TimerId add_timer(SteadyTime when);

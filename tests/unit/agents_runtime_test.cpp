@@ -3,11 +3,19 @@
 // concurrency, and the run_bundle.log records.
 #include "agents/runtime.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <ctime>
 #include <set>
 
 #include "contracts/schema.h"
+#include "support/stop_signal_sandbox.h"
 #include "support/test_util.h"
 
 namespace devgraph::agents {
@@ -475,6 +483,192 @@ TEST_F(Runtime, DriverTimersAndDescriptorsShareTheLoop) {
   auto events = drain(*rt);
   EXPECT_EQ(kinds(events), (std::vector<std::string>{"launched", "timer", "completed"}));
   EXPECT_EQ(events[1].timer, t);
+}
+
+// -- stopping -----------------------------------------------------------------
+
+// A FIFO the fake CLI writes "ready" to once its signal traps are set
+// (FAKE_READY), watched on the runtime's own loop: the tests wait for
+// that event, never for a time.
+class ReadyPipe {
+ public:
+  explicit ReadyPipe(const std::string& path) : path_(path) {
+    if (::mkfifo(path.c_str(), 0600) != 0) ADD_FAILURE() << "mkfifo " << path;
+    read_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    // A writer of our own, so the FIFO never reads as hung up between
+    // the children's writes.
+    write_ = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  }
+  ~ReadyPipe() {
+    ::close(read_);
+    ::close(write_);
+  }
+  const std::string& path() const { return path_; }
+
+  // Runs the runtime until `n` children said they are ready; returns the
+  // events seen meanwhile (fd_ready aside).
+  std::vector<RuntimeEvent> wait_for(PersonaRuntime& rt, int n) {
+    std::vector<RuntimeEvent> seen;
+    auto watch = rt.watch_fd(read_, EPOLLIN);
+    if (!watch) ADD_FAILURE() << watch.error().message;
+    int lines = 0;
+    while (watch && lines < n) {
+      auto ev = rt.next_event();
+      if (!ev) {
+        ADD_FAILURE() << "the runtime went idle before " << n << " children were ready";
+        break;
+      }
+      if (ev->kind != RuntimeEvent::Kind::fd_ready) {
+        seen.push_back(std::move(*ev));
+        continue;
+      }
+      char buf[256];
+      ssize_t got = ::read(read_, buf, sizeof buf);
+      for (ssize_t i = 0; i < got; ++i) lines += buf[i] == '\n';
+    }
+    if (watch) rt.unwatch_fd(*watch);
+    return seen;
+  }
+
+ private:
+  std::string path_;
+  int read_ = -1;
+  int write_ = -1;
+};
+
+TEST_F(Runtime, AStopSignalIsAnEventAndStopAllEndsEveryPersona) {
+  test::StopSignalSandbox sandbox;
+  cfg.watch_stop_signals = true;
+  cfg.kill_grace = 100ms;  // the TERM-trapping child is KILLed after it
+  cfg.children_record = scratch / "children";
+  ReadyPipe ready(scratch / "ready");
+  ::setenv("FAKE_READY", ready.path().c_str(), 1);
+  auto rt = make();
+  ::unsetenv("FAKE_READY");
+  ASSERT_TRUE(rt);
+  auto quits = rt->launch(req("developer", "fake-mode=hang", "T1"));
+  auto stays = rt->launch(req("tester", "fake-mode=hang-ignore-term", "T2"));
+  ASSERT_TRUE(quits.ok() && stays.ok());
+  auto before = ready.wait_for(*rt, 2);
+  EXPECT_EQ(kinds(before), (std::vector<std::string>{"launched", "launched"}));
+  EXPECT_TRUE(path_exists(cfg.children_record));
+
+  ASSERT_EQ(::raise(SIGINT), 0);
+  auto ev = rt->next_event();
+  ASSERT_TRUE(ev.has_value());
+  EXPECT_EQ(ev->kind, RuntimeEvent::Kind::interrupted);
+  EXPECT_EQ(ev->signal, SIGINT);
+  EXPECT_EQ(rt->live(), 2u) << "the signal alone stops nothing";
+  EXPECT_FALSE(rt->stopping());
+
+  rt->stop_all();
+  EXPECT_TRUE(rt->stopping());
+  auto events = drain(*rt);
+  EXPECT_EQ(kinds(events), (std::vector<std::string>{"completed", "completed"}))
+      << "no retry, no resume: one completion per launch";
+  std::map<LaunchId, Completion> done;
+  for (const auto& c : completions(events)) done[c.id] = c;
+  ASSERT_EQ(done.size(), 2u);
+  for (const auto& [id, c] : done) {
+    EXPECT_EQ(c.outcome, Outcome::interrupted) << c.error;
+    EXPECT_EQ(c.result["status"], "BLOCKED");
+    EXPECT_EQ(c.result["blockers"], Json::array({"interrupted"}));
+    EXPECT_EQ(c.error, "interrupted by SIGINT");
+    EXPECT_EQ(c.attempts, 1);
+  }
+  EXPECT_EQ(done[*quits].term_signal, SIGTERM) << "it ended on the TERM";
+  EXPECT_EQ(done[*stays].term_signal, SIGKILL) << "the KILL after the grace ended it";
+  EXPECT_EQ(rt->live(), 0u);
+  EXPECT_EQ(rt->outstanding(), 0u);
+  EXPECT_FALSE(path_exists(cfg.children_record)) << "no stale child is left on record";
+
+  // Nothing new starts now: a launch completes at once, without a child.
+  auto late = rt->launch(req("developer", "fake-mode=good", "T3"));
+  ASSERT_TRUE(late.ok());
+  auto after = drain(*rt);
+  ASSERT_EQ(kinds(after), (std::vector<std::string>{"completed"}));
+  EXPECT_EQ(after[0].completion->id, *late);
+  EXPECT_EQ(after[0].completion->outcome, Outcome::interrupted);
+  EXPECT_EQ(rt->persona_runs(), 2);
+
+  int stopping = 0, interrupted = 0;
+  for (const Json& rec : read_log(log_path)) {
+    if (rec["event"] == "stopping") {
+      ++stopping;
+      EXPECT_EQ(rec["signal"], "SIGINT");
+      EXPECT_EQ(rec["running"], 2);
+      EXPECT_EQ(rec["waiting"], 0);
+    }
+    if (rec["event"] == "finished" && rec.value("interrupted", false)) ++interrupted;
+  }
+  EXPECT_EQ(stopping, 1);
+  EXPECT_EQ(interrupted, 2);
+}
+
+TEST_F(Runtime, StopAllEndsBackoffsAndPausedLaunchesAtOnce) {
+  cfg.backoff_base = 10min;
+  cfg.backoff_cap = 10min;
+  cfg.retry_budget = 1h;
+  ::setenv("FAKE_RESET", std::to_string(std::time(nullptr) + 3600).c_str(), 1);
+  auto rt = make();
+  ::unsetenv("FAKE_RESET");
+  ASSERT_TRUE(rt);
+  auto run_until = [&](RuntimeEvent::Kind kind) {
+    while (auto ev = rt->next_event())
+      if (ev->kind == kind) return;
+    ADD_FAILURE() << "no " << event_kind_name(kind) << " event";
+  };
+  auto backing_off = rt->launch(req("developer", "fake-mode=fail", "T1"));
+  ASSERT_TRUE(backing_off.ok());
+  run_until(RuntimeEvent::Kind::backoff);
+  auto limited =
+      rt->launch(req("tester", "fake-mode=limit-then-good fake-state=" + scratch / "l", "T2"));
+  ASSERT_TRUE(limited.ok());
+  run_until(RuntimeEvent::Kind::paused);
+  auto queued = rt->launch(req("developer", "fake-mode=good", "T3"));
+  ASSERT_TRUE(queued.ok());
+  EXPECT_EQ(rt->live(), 0u);
+  EXPECT_EQ(rt->outstanding(), 3u);
+
+  rt->stop_all();
+  auto events = drain(*rt);
+  ASSERT_EQ(kinds(events), (std::vector<std::string>{"completed", "completed", "completed"}));
+  std::vector<LaunchId> order;
+  for (const auto& c : completions(events)) {
+    order.push_back(c.id);
+    EXPECT_EQ(c.outcome, Outcome::interrupted);
+    EXPECT_EQ(c.error, "stopped before it finished");
+    EXPECT_EQ(c.result["blockers"], Json::array({"interrupted"}));
+  }
+  EXPECT_EQ(order, (std::vector<LaunchId>{*backing_off, *limited, *queued}));
+  EXPECT_FALSE(rt->paused_until().has_value());
+  EXPECT_EQ(rt->persona_runs(), 2) << "neither the retry nor the queued launch started";
+}
+
+TEST_F(Runtime, AResultGivenWhileStoppingIsKept) {
+  cfg.kill_grace = 1h;  // never waited out: the child answers the TERM
+  ReadyPipe ready(scratch / "ready");
+  ::setenv("FAKE_READY", ready.path().c_str(), 1);
+  auto rt = make();
+  ::unsetenv("FAKE_READY");
+  ASSERT_TRUE(rt);
+  ASSERT_TRUE(rt->launch(req("developer", "fake-mode=answer-on-term")).ok());
+  ready.wait_for(*rt, 1);
+  rt->stop_all();
+  auto done = completions(drain(*rt));
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].outcome, Outcome::result) << done[0].error;
+  EXPECT_EQ(done[0].result["summary"], "answered on TERM");
+  EXPECT_EQ(done[0].exit_code, 0);
+}
+
+TEST_F(Runtime, WithoutTheOptInStopSignalsAreNotWatched) {
+  test::StopSignalSandbox sandbox;  // holds the raised signal, then drops it
+  auto rt = make();
+  ASSERT_TRUE(rt);
+  ASSERT_EQ(::raise(SIGTERM), 0);
+  ASSERT_TRUE(rt->launch(req("tester", "fake-mode=good")).ok());
+  EXPECT_EQ(kinds(drain(*rt)), (std::vector<std::string>{"launched", "completed"}));
 }
 
 }  // namespace
