@@ -17,6 +17,7 @@ class RuntimeLauncher final : public Launcher {
 
   size_t outstanding() const override { return rt_->outstanding(); }
   int persona_runs() const override { return rt_->persona_runs(); }
+  void stop_all() override { rt_->stop_all(); }
 
  private:
   std::optional<LaunchEvent> take(bool now_only) {
@@ -48,6 +49,10 @@ class RuntimeLauncher final : public Launcher {
         case K::resuming:
           out.kind = LaunchEvent::Kind::resuming;
           out.detail = ev->detail;
+          return out;
+        case K::interrupted:
+          out.kind = LaunchEvent::Kind::interrupted;
+          out.signal = ev->signal;
           return out;
         case K::completed: {
           const agents::Completion& c = *ev->completion;

@@ -22,7 +22,9 @@ namespace devgraph::bundle {
 struct LaunchEvent {
   // resuming: a clean exit without a result; the one resume by session id
   // is under way (detail: why the output was not a result).
-  enum class Kind { launched, backoff, resuming, completed };
+  // interrupted: a stop signal arrived (`signal`); no launch is named and
+  // nothing has been stopped yet: that is stop_all().
+  enum class Kind { launched, backoff, resuming, completed, interrupted };
   Kind kind = Kind::launched;
   std::uint64_t id = 0;
   std::string handle;
@@ -30,6 +32,7 @@ struct LaunchEvent {
   std::optional<std::string> task;
   int attempt = 1;
   long long delay_ms = 0;  // backoff
+  int signal = 0;          // interrupted: SIGINT, SIGTERM or SIGHUP
   std::string detail;      // backoff: the error
   // completed:
   Json result;          // always an object with a status
@@ -50,6 +53,13 @@ class Launcher {
   virtual std::optional<LaunchEvent> poll() = 0;
   virtual size_t outstanding() const = 0;
   virtual int persona_runs() const = 0;
+  // Stops every launch: running personas get TERM, then KILL after the
+  // runtime's kill grace; waiting ones end at once; nothing new starts.
+  // Each launch still ends in one `completed` event from next(), with
+  // outcome "interrupted" unless its exit already said otherwise. Returns
+  // at once. This default stops nothing: a launcher that wraps another
+  // must pass the call on.
+  virtual void stop_all() {}
 };
 
 // A callback run every `every` while launches are outstanding, from a timer
@@ -60,7 +70,9 @@ struct Ticker {
 };
 
 // Adapter over the real persona runtime; with a ticker, next() also runs
-// the ticker's callback while it waits.
+// the ticker's callback while it waits. next() and poll() report a stop
+// signal as `interrupted` when the runtime watches them
+// (RuntimeConfig::watch_stop_signals).
 std::unique_ptr<Launcher> runtime_launcher(std::unique_ptr<agents::PersonaRuntime> runtime,
                                            Ticker ticker = {});
 
