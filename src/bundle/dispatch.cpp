@@ -109,6 +109,10 @@ Expected<std::optional<PersonaResult>> PersonaDispatch::take(LaunchEvent ev) {
                                                               {"agent_handle", ev.handle},
                                                               {"reason", clip(ev.detail, 300)}});
   };
+  if (ev.kind == K::interrupted) {
+    stop(ev.signal);
+    return std::optional<PersonaResult>();
+  }
   if (ev.kind == K::launched) {
     Json d = {{"persona", ev.persona},
               {"bundle", layout_.bundle},
@@ -152,6 +156,7 @@ Expected<std::optional<PersonaResult>> PersonaDispatch::take(LaunchEvent ev) {
   not_written(make_directories(v.task ? layout_.task_dir(*v.task) : layout_.dir()));
   Json line = {{"handle", ev.handle}, {"persona", ev.persona}, {"cost_usd", ev.cost_usd}};
   not_written(append_file(layout_.ledger(), dump_py(line) + "\n"));
+  bool stopped = ev.outcome == "interrupted";
   Json rec = Json::object();
   rec["result"] = ev.result;
   rec["handle"] = ev.handle;
@@ -162,7 +167,8 @@ Expected<std::optional<PersonaResult>> PersonaDispatch::take(LaunchEvent ev) {
   rec["outcome"] = ev.outcome;
   rec["node"] = v.node;
   rec["cursor_moves"] = v.moves;
-  not_written(replace_file(layout_.result(v.persona, v.task), dump_py(rec, 2) + "\n"));
+  if (!stopped)
+    not_written(replace_file(layout_.result(v.persona, v.task), dump_py(rec, 2) + "\n"));
   crash_.reach("saved", subject(layout_, v.task, v.persona));
   PersonaResult r = PersonaResult::from_json(std::move(ev.result));
   r.id = ev.id;
@@ -213,6 +219,13 @@ Expected<PersonaResult> PersonaDispatch::wait_for(std::uint64_t id) {
     DG_TRY(auto r, take(std::move(*ev)));
     if (r) arrived_.push_back(std::move(*r));
   }
+}
+
+void PersonaDispatch::stop(int signal) {
+  if (stop_signal_ != 0) return;
+  stop_signal_ = signal;
+  journal_.log("stopping", Json{{"signal", signal}, {"outstanding", launcher_.outstanding()}});
+  launcher_.stop_all();
 }
 
 std::pair<double, int> PersonaDispatch::ledger_sum() const {

@@ -16,6 +16,10 @@
 // - Launches, back-offs and resumes are recorded as they happen
 //   (PERSONA_DISPATCHED, NOTE cli_error_backoff, MALFORMED_RESULT). A
 //   journal change the store refuses is returned as an Error.
+// - A stop signal (LaunchEvent interrupted) stops every launch at once
+//   (Launcher::stop_all); the launches then complete as "interrupted",
+//   and such a completion saves no result file: a resumed driver launches
+//   that visit again instead of reading a stop as the persona's answer.
 // - next() returns the most urgent completion waiting: everything that has
 //   already happened is taken from the runtime first, then the completion
 //   with the highest urgency() wins (ties: arrival order). wait_for() waits
@@ -100,6 +104,13 @@ class PersonaDispatch {
   size_t unhandled() const { return launcher_.outstanding() + arrived_.size(); }
   // Cost (rounded to 1/10000 of a dollar) and persona runs in the ledger.
   std::pair<double, int> ledger_sum() const;
+  // The stop signal that arrived (0: none). Once one has, every launch is
+  // being stopped (Launcher::stop_all): nothing new may start, and the
+  // completions still to come are only drained.
+  int stop_signal() const { return stop_signal_; }
+  // Asks every launch to stop, as a signal would (a command of the
+  // driver's own was interrupted by `signal`).
+  void stop(int signal);
 
  private:
   Expected<std::optional<PersonaResult>> take(LaunchEvent ev);
@@ -112,6 +123,7 @@ class PersonaDispatch {
   std::function<int(const std::optional<std::string>&)> urgency_;
   std::map<std::uint64_t, Visit> live_;
   std::vector<PersonaResult> arrived_;
+  int stop_signal_ = 0;
 };
 
 }  // namespace devgraph::bundle

@@ -13,6 +13,7 @@
 #include "lane/lane.h"
 #include "lane/routes.h"
 #include "proc/leftovers.h"
+#include "proc/stop_signals.h"
 #include "schedule/schedule.h"
 #include "util/fs.h"
 
@@ -119,10 +120,32 @@ struct Driver::Impl {
 
   // Plan, tasks, gates, delivery: the bundle lane from wherever its cursor
   // stands. Returns the outcome; a blocker is a value, not an error.
+  // Stopped by a signal: every persona has ended and every cursor stands
+  // where the work stopped, so the next run resumes there. The exit code is
+  // the shell's for a death by that signal (128 + N).
+  DriverOutcome stopped_outcome(BundleRun& run, int done) {
+    int sig = run.dispatch.stop_signal();
+    Json cursors = Json::object();
+    cursors["bundle"] = journal->node(std::nullopt);
+    for (const auto& t : plan.tasks)
+      if (auto n = journal->node(t.id); !n.empty()) cursors[t.id] = n;
+    journal->log("stopped", Json{{"signal", sig}, {"cursors", cursors}});
+    auto head = git->rev_parse("HEAD");
+    Json r = base_result(run, "HANDOFF",
+                         "stopped by " + stop_signal_name(sig) +
+                             "; run-bundle again to resume from the recorded cursors",
+                         head ? *head : "", done);
+    r["stopped_by"] = stop_signal_name(sig);
+    r["cursors"] = cursors;
+    return DriverOutcome{kExitSignalBase + sig, r};
+  }
+
   DriverOutcome drive(BundleRun& run) {
     std::optional<TaskLane> lane;
     auto blocked = [&](const std::string& why) {
-      return DriverOutcome{kExitBlocked, blocked_result(run, why, lane ? lane->committed() : 0)};
+      int done = lane ? lane->committed() : 0;
+      if (run.dispatch.stop_signal()) return stopped_outcome(run, done);
+      return DriverOutcome{kExitBlocked, blocked_result(run, why, done)};
     };
     auto node = [&] { return journal->node(std::nullopt); };
     if (node().empty()) return blocked("bundle cursor has no node");

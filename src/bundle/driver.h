@@ -19,6 +19,10 @@
 //   and an exit code: 0 DONE / DONE_WITH_CONCERNS, 2 BLOCKED / NEEDS_CONTEXT.
 //   open() fails with exit code 3 for a usage or state error found before
 //   any work.
+// - Stop: a SIGINT, SIGTERM or SIGHUP (when the launcher watches them)
+//   starts nothing new, ends every persona process group (TERM, then KILL
+//   after the grace) and the bundle's own test or build command, leaves
+//   each cursor where it stood, and answers HANDOFF with exit 128 + N.
 #pragma once
 
 #include <functional>
@@ -42,6 +46,9 @@ namespace devgraph::bundle {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitBlocked = 2;
 inline constexpr int kExitUsage = 3;
+// Stopped by signal N (SIGINT, SIGTERM, SIGHUP): 128 + N, as a shell
+// reports it. Every persona was ended first; the run is resumable.
+inline constexpr int kExitSignalBase = 128;
 
 struct DriverOptions {
   std::string run_dir;

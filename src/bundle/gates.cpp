@@ -6,6 +6,7 @@
 #include "bundle/recovery.h"
 #include "bundle/words.h"
 #include "lane/routes.h"
+#include "proc/stop_signals.h"
 #include "schedule/schedule.h"
 #include "util/fs.h"
 
@@ -23,6 +24,14 @@ struct Step {
   bool delivered = false;
 };
 
+// An interrupted error once a stop signal arrived: the gate stops where
+// its cursor stands, and the next run resumes there.
+Status stopping(BundleRun& run) {
+  if (int sig = run.dispatch.stop_signal())
+    return fail(ErrorKind::interrupted, "stopped by " + stop_signal_name(sig));
+  return {};
+}
+
 // The persona of `node` for the bundle cursor: a result saved for this
 // visit, or a new launch, waited for.
 Expected<PersonaResult> bundle_persona(BundleRun& run, const std::string& node,
@@ -35,8 +44,11 @@ Expected<PersonaResult> bundle_persona(BundleRun& run, const std::string& node,
     return *r;
   }
   if (!extra.empty()) dispatch += "\n\n" + extra + "\n";
+  DG_CHECK(stopping(run));
   DG_TRY(auto id, run.dispatch.launch(v, dispatch));
-  return run.dispatch.wait_for(id);
+  DG_TRY(auto r, run.dispatch.wait_for(id));
+  DG_CHECK(stopping(run));
+  return r;
 }
 
 // A persona at a bundle node stopped: through recovery, back to the node
@@ -117,6 +129,7 @@ std::pair<bool, std::string> run_recorded(BundleRun& run, const GateInputs& in, 
   spec.timeout = in.command_timeout;
   spec.max_output_bytes = 256 * 1024;
   spec.on_wait = in.on_wait;
+  spec.stop_on_signal = true;
   // A project's test suite can take minutes: the records let the live
   // view (and anyone reading the log) see what runs and how long it took.
   run.journal.log("command_started", Json{{"command", key}, {"argv", cmd}});
@@ -129,7 +142,9 @@ std::pair<bool, std::string> run_recorded(BundleRun& run, const GateInputs& in, 
                {"timed_out", r ? r->timed_out : false},
                {"seconds", std::round(seconds * 10) / 10}};
   if (!r) done["error"] = r.error().message;
+  if (r && r->interrupted()) done["interrupted_by"] = r->interrupted_by;
   run.journal.log("command_finished", std::move(done));
+  if (r && r->interrupted()) run.dispatch.stop(r->interrupted_by);
   if (!r) return {false, r.error().message};
   return {r->ok(), clip_tail(r->out + r->err, 4000)};
 }
@@ -164,9 +179,11 @@ Expected<Step> verify_gate(BundleRun& run, const GateInputs& in, std::string& ev
     why = "worktree not clean before bundle_verify:\n" + join(paths, "\n");
   } else {
     auto [ok, out] = run_recorded(run, in, "test");
+    DG_CHECK(stopping(run));
     if (!ok) why = "test command failed:\n" + out;
     if (ok) {
       auto [bok, bout] = run_recorded(run, in, "build");
+      DG_CHECK(stopping(run));
       if (!bok) why = "build command failed:\n" + bout;
     }
   }

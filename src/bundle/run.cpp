@@ -84,6 +84,9 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
   cfg.children_record = layout.live_children();
   cfg.on_log = request.on_log;  // the runtime's records too, as the reference prints them
   cfg.result_schema = result_schema_path(*skill);
+  // Ctrl-C, a TERM from a supervisor or a closed terminal end the personas
+  // and stop the driver cleanly (bundle/driver.h), never leave them running.
+  cfg.watch_stop_signals = true;
   agents::apply_headless_minutes(cfg, h.persona_timeout_minutes, h.api_retry_minutes);
   if (request.persona_timeout_seconds)
     cfg.persona_timeout = std::chrono::milliseconds(

@@ -6,6 +6,7 @@
 
 #include "bundle/recovery.h"
 #include "lane/routes.h"
+#include "proc/stop_signals.h"
 #include "util/fs.h"
 #include "util/unsynced_files.h"
 
@@ -204,6 +205,7 @@ std::vector<std::string> TaskLane::task_personas(const std::string& id, bool wri
 
 Status TaskLane::launch(TaskRun& t, const std::string& persona, const std::string& node,
                         const std::string& extra) {
+  if (run_.dispatch.stop_signal()) return {};  // stopping: the resume launches it
   const GraphNode* n = run_.walker.graph().node(node);
   bool verifier = n && n->type == "agent_parallel";
   auto text = verifier ? verifier_dispatch(t.id) : writer_dispatch(t.id, extra);
@@ -247,6 +249,9 @@ Status TaskLane::on_result(const PersonaResult& r) {
   auto it = tasks_.find(*r.task);
   if (it == tasks_.end()) return {};
   TaskRun& t = it->second;
+  // Stopping: the cursor stays where it is; a result the persona finished
+  // before the stop was saved for this visit and is used on the resume.
+  if (run_.dispatch.stop_signal()) return {};
   if (t.stage != Stage::active || r.node != t.node) {
     run_.journal.log("stale_result",
                      Json{{"persona", r.persona}, {"task", t.id}, {"node", r.node}});
@@ -612,6 +617,13 @@ Expected<schedule::RunnableSet> TaskLane::runnable() const {
 Expected<std::string> TaskLane::run() {
   DG_CHECK(adopt_cursors());
   while (true) {
+    if (int sig = run_.dispatch.stop_signal()) {
+      if (run_.dispatch.unhandled() == 0)
+        return fail(ErrorKind::interrupted, "stopped by " + stop_signal_name(sig));
+      DG_TRY(auto c, run_.dispatch.next());
+      (void)c;  // drained: every launch ends before the driver does
+      continue;
+    }
     DG_TRY(auto rs, runnable());
     if (rs.route == schedule::kRouteComplete && run_.dispatch.unhandled() == 0)
       return std::string();

@@ -22,9 +22,10 @@ namespace devgraph {
 // flag or input (usage), a change or request the callee declines (refused,
 // the default), something that is not there (not_found), a failure worth
 // retrying later (transient: a network or service hiccup), a limit of time
-// that ran out (timeout), and an engine defect such as code and graph
-// disagreeing (internal).
-enum class ErrorKind { usage, refused, not_found, transient, timeout, internal };
+// that ran out (timeout), an engine defect such as code and graph
+// disagreeing (internal), and a stop a person asked for (interrupted: a
+// signal; the work is resumable, nothing failed).
+enum class ErrorKind { usage, refused, not_found, transient, timeout, internal, interrupted };
 
 inline const char* kind_name(ErrorKind kind) {
   switch (kind) {
@@ -40,6 +41,8 @@ inline const char* kind_name(ErrorKind kind) {
       return "timeout";
     case ErrorKind::internal:
       return "internal";
+    case ErrorKind::interrupted:
+      return "interrupted";
   }
   return "refused";
 }

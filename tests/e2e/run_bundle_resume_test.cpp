@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -616,16 +617,16 @@ class RunWatch {
 
 enum class Waited { kGrown, kExited, kTimedOut };
 
-// Waits until events.jsonl holds at least `lines` lines or the driver
-// (`pidfd`) exits, whichever comes first, woken by the run directory's
-// changes and the driver's exit, never by a timer; gives up at `deadline`.
-Waited wait_for_lines(const GithubBundle& b, RunWatch& watch, int pidfd, size_t lines,
-                      std::chrono::steady_clock::time_point deadline) {
+// Waits until `reached()` holds or the driver (`pidfd`) exits, whichever
+// comes first, woken by the run directory's changes and the driver's exit,
+// never by a timer; gives up at `deadline`.
+Waited wait_until(RunWatch& watch, int pidfd, const std::function<bool()>& reached,
+                  std::chrono::steady_clock::time_point deadline) {
   while (true) {
     pollfd p[2] = {{pidfd, POLLIN, 0}, {watch.fd(), POLLIN, 0}};
     // Exit first: a driver that finished on its own is not killed.
     if (::poll(p, 1, 0) > 0) return Waited::kExited;
-    if (event_lines(b) >= lines) return Waited::kGrown;
+    if (reached()) return Waited::kGrown;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return Waited::kTimedOut;
@@ -633,6 +634,13 @@ Waited wait_for_lines(const GithubBundle& b, RunWatch& watch, int pidfd, size_t 
     if (n < 0 && errno != EINTR) return Waited::kTimedOut;
     if (p[1].revents & POLLIN) watch.drain();
   }
+}
+
+// Until events.jsonl holds at least `lines` lines.
+Waited wait_for_lines(const GithubBundle& b, RunWatch& watch, int pidfd, size_t lines,
+                      std::chrono::steady_clock::time_point deadline) {
+  return wait_until(
+      watch, pidfd, [&] { return event_lines(b) >= lines; }, deadline);
 }
 
 TEST(RunBundleResumeOutside, RandomGroupKillsUntilDone) {
@@ -700,6 +708,97 @@ TEST(RunBundleResumeOutside, RandomGroupKillsUntilDone) {
             << ", events.jsonl lines: " << event_lines(b)
             << ", rounds (+new lines@lines before): " << trace << "\n";
 }
+
+// ---------------------------------------------------------------------------
+// Stop signals: SIGINT or SIGTERM to a running run-bundle ends every
+// persona's process group, leaves each cursor where it stood, exits with
+// 128 + N and says HANDOFF; the next run resumes to DONE.
+
+class RunBundleStop : public ::testing::TestWithParam<int> {};
+
+// The process groups the driver's live-children record names.
+std::vector<pid_t> recorded_groups(const GithubBundle& b) {
+  std::vector<pid_t> out;
+  auto text = read_file(b.run + "/bundles/b1/live-children");
+  if (!text) return out;
+  std::istringstream in(*text);
+  long long pid = 0, start = 0;
+  while (in >> pid >> start) out.push_back(static_cast<pid_t>(pid));
+  return out;
+}
+
+TEST_P(RunBundleStop, ASignalEndsEveryPersonaAndTheNextRunResumes) {
+  const int sig = GetParam();
+  adopt_orphans();
+  GithubBundle b;
+  // T1's developer hangs on its first call (the sim waits a day), so a
+  // persona is surely running when the signal comes.
+  Json sc = sim_scenario(5);
+  auto& dev = sc["personas"]["developer"];
+  dev.insert(dev.begin(), Json{{"task", "T1"}, {"call", 1}, {"fail", "hang"}});
+  test::write_text(b.scenario, dump_py(sc, 2));
+  RunWatch watch(b.run);
+  ASSERT_TRUE(watch.ok());
+  const std::string log = b.s / "stop.log";
+  pid_t pid = spawn_group(b, log);
+  ASSERT_GT(pid, 0);
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) ::kill(-pid, SIGKILL);
+  ASSERT_GE(pidfd, 0);
+  auto hanging = [&] {
+    auto text = read_file(b.run + "/events.jsonl");
+    if (!text) return false;
+    for (const auto& l : lines_of(*text))
+      if (l.find("PERSONA_DISPATCHED") != std::string::npos &&
+          l.find("\"persona\": \"developer\"") != std::string::npos &&
+          l.find("\"task\": \"T1\"") != std::string::npos)
+        return true;
+    return false;
+  };
+  auto reached = wait_until(watch, pidfd, hanging,
+                            std::chrono::steady_clock::now() + std::chrono::seconds(120));
+  if (reached != Waited::kGrown) ::kill(-pid, SIGKILL);
+  ASSERT_EQ(reached, Waited::kGrown) << test::slurp(log);
+  auto groups = recorded_groups(b);
+  EXPECT_FALSE(groups.empty());
+  const auto signalled = std::chrono::steady_clock::now();
+  // As a terminal's Ctrl-C or a supervisor's TERM reaches it: the driver
+  // only (personas run in process groups of their own).
+  ASSERT_EQ(::kill(pid, sig), 0);
+  int st = 0;
+  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+  ::close(pidfd);
+  const auto took = std::chrono::steady_clock::now() - signalled;
+  ASSERT_TRUE(WIFEXITED(st)) << "killed by signal " << WTERMSIG(st) << "\n" << test::slurp(log);
+  EXPECT_EQ(WEXITSTATUS(st), 128 + sig) << test::slurp(log);
+  // Every persona process group had ended before the driver exited (only
+  // zombies, now reaped, may be left).
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  for (pid_t g : groups) {
+    bool gone = ::kill(-g, 0) != 0 && errno == ESRCH;
+    EXPECT_TRUE(gone) << "persona group " << g << " outlived the driver";
+    if (!gone) ::kill(-g, SIGKILL);  // a group this test's driver started
+  }
+  std::string out = test::slurp(log);
+  Json result = result_line(out);
+  EXPECT_EQ(result["status"], "HANDOFF") << out;
+  EXPECT_EQ(result["human_required"], false);
+  EXPECT_EQ(b.state()["tasks_runtime"]["b1/T1"]["node"], "implement");
+  EXPECT_FALSE(path_exists(b.run + "/bundles/b1/tasks/T1/developer.result.json"))
+      << "a stop must not be saved as the persona's answer";
+  std::cout << "stopped by signal " << sig << " in "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms\n";
+  // The next run resumes where the first stopped and delivers once.
+  auto resumed = b.run_bundle();
+  expect_delivered_once(b, resumed);
+}
+
+std::string signal_name(const ::testing::TestParamInfo<int>& p) {
+  return p.param == SIGINT ? "SIGINT" : "SIGTERM";
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, RunBundleStop, ::testing::Values(SIGINT, SIGTERM), signal_name);
 
 }  // namespace
 }  // namespace devgraph

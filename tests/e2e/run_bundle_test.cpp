@@ -334,6 +334,7 @@ class BatchingLauncher final : public bundle::Launcher {
   }
   size_t outstanding() const override { return inner_->outstanding() + queue_.size(); }
   int persona_runs() const override { return inner_->persona_runs(); }
+  void stop_all() override { inner_->stop_all(); }
 
  private:
   std::unique_ptr<bundle::Launcher> inner_;
