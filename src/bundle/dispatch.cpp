@@ -141,12 +141,16 @@ Expected<std::optional<PersonaResult>> PersonaDispatch::take(LaunchEvent ev) {
                                  {"error", clip(ev.detail, 300)}}));
     return std::optional<PersonaResult>();
   }
+  if (ev.outcome == "malformed_result" && !ev.resumed) DG_CHECK(malformed());
+  return std::optional<PersonaResult>(complete(std::move(ev)));
+}
+
+PersonaResult PersonaDispatch::complete(LaunchEvent ev) {
   Visit v{ev.persona, ev.task, "", 0};
   if (auto it = live_.find(ev.id); it != live_.end()) {
     v = it->second;
     live_.erase(it);
   }
-  if (ev.outcome == "malformed_result" && !ev.resumed) DG_CHECK(malformed());
   // Diagnostic-grade files (util/unsynced_files.h): a result lost to a
   // crash (or to a full disk, logged) is produced again by a new launch,
   // never half-used.
@@ -182,7 +186,7 @@ Expected<std::optional<PersonaResult>> PersonaDispatch::take(LaunchEvent ev) {
   r.cost_usd = ev.cost_usd;
   r.duration_ms = ev.duration_ms;
   r.resumed = ev.resumed;
-  return std::optional<PersonaResult>(std::move(r));
+  return r;
 }
 
 Expected<std::optional<PersonaResult>> PersonaDispatch::next() {

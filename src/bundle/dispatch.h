@@ -114,6 +114,8 @@ class PersonaDispatch {
 
  private:
   Expected<std::optional<PersonaResult>> take(LaunchEvent ev);
+  // A completed launch: ledger line, result file, the typed result.
+  PersonaResult complete(LaunchEvent ev);
 
   Launcher& launcher_;
   Journal& journal_;
