@@ -8,27 +8,20 @@
 #include "contracts/schema.h"
 #include "skill/skill.h"
 #include "support/fake_launcher.h"
+#include "support/shipped.h"
 #include "support/test_util.h"
 
 namespace devgraph::bundle {
 namespace {
 
-class NoCrash final : public CrashPoints {
- public:
-  void reach(std::string_view label, std::string_view subject) override {
-    seen.push_back(std::string(label) + ":" + std::string(subject));
-  }
-  std::vector<std::string> seen;
-};
-
 class Dispatch : public ::testing::Test {
  protected:
   test::Scratch s;
-  Graph graph = std::move(Graph::load(test::source_dir() + "/skill")).value();
-  Schema schema = std::move(Schema::load(state_schema_path(test::source_dir() + "/skill"))).value();
+  Graph graph = test::shipped_graph();
+  Schema schema = test::shipped_state_schema();
   RunStore store{s / "run", graph, schema};
   BundleLayout layout{s / "run", "b1", s / "wt"};
-  NoCrash crash;
+  test::RecordingCrashPoints crash;
   std::optional<Journal> journal;
   int calls = 0;
   test::FakeLauncher launcher{[this](const agents::LaunchRequest& r, int) {
@@ -68,7 +61,7 @@ TEST_F(Dispatch, ACompletionIsSavedForItsVisitAndReusedForThatVisitOnly) {
   EXPECT_FALSE(d.recorded({"tester", "T1", "verify", 5}).has_value());
   EXPECT_FALSE(d.recorded({"tester", "T1", "implement", 4}).has_value());
   EXPECT_EQ(d.ledger_sum(), std::make_pair(0.01, 1));
-  EXPECT_EQ(crash.seen.back(), "saved:b1/T1/tester");
+  EXPECT_EQ(crash.names.back(), "saved:b1/T1/tester");
 }
 
 TEST_F(Dispatch, CompletionsAreServedByUrgencyAndNoneIsDropped) {

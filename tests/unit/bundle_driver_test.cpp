@@ -18,18 +18,11 @@
 #include "support/fake_git.h"
 #include "support/fake_launcher.h"
 #include "support/fake_runner.h"
+#include "support/shipped.h"
 #include "support/test_util.h"
 
 namespace devgraph::bundle {
 namespace {
-
-class RecordingCrashPoints final : public CrashPoints {
- public:
-  void reach(std::string_view label, std::string_view subject) override {
-    names.push_back(std::string(label) + ":" + std::string(subject));
-  }
-  std::vector<std::string> names;
-};
 
 Json answer(const std::string& status, const std::string& summary, Json more = Json::object()) {
   Json r = {{"status", status}, {"summary", summary}, {"evidence", Json::array()}};
@@ -48,12 +41,12 @@ class BundleDriver : public ::testing::Test {
   test::Scratch s;
   std::string run_dir = s / "run";
   std::string worktree = s / "wt/b1";
-  Graph graph = std::move(Graph::load(test::source_dir() + "/skill")).value();
-  Schema schema = std::move(Schema::load(state_schema_path(test::source_dir() + "/skill"))).value();
+  Graph graph = test::shipped_graph();
+  Schema schema = test::shipped_state_schema();
   RunStore store{run_dir, graph, schema};
   git::FakeGit git{worktree};
   test::FakeRunner runner;
-  RecordingCrashPoints crash;
+  test::RecordingCrashPoints crash;
   test::FakeGh gh;
   std::string delivery = "local";
   std::vector<PlanTask> plan = {{"T1", {}, {}}, {"T2", {}, {}}, {"T3", {"T1"}, {}}};

@@ -6,27 +6,20 @@
 
 #include "contracts/schema.h"
 #include "skill/skill.h"
+#include "support/shipped.h"
 #include "support/test_util.h"
 
 namespace devgraph::bundle {
 namespace {
 
-class Recorder final : public CrashPoints {
- public:
-  void reach(std::string_view label, std::string_view subject) override {
-    seen.push_back(std::string(label) + ":" + std::string(subject));
-  }
-  std::vector<std::string> seen;
-};
-
 class JournalTest : public ::testing::Test {
  protected:
   test::Scratch s;
-  Graph graph = std::move(Graph::load(test::source_dir() + "/skill")).value();
-  Schema schema = std::move(Schema::load(state_schema_path(test::source_dir() + "/skill"))).value();
+  Graph graph = test::shipped_graph();
+  Schema schema = test::shipped_state_schema();
   RunStore store{s / "run", graph, schema};
   BundleLayout layout{s / "run", "b1", s / "wt"};
-  Recorder crash;
+  test::RecordingCrashPoints crash;
   std::vector<Json> states;
   std::optional<Journal> j;
 
@@ -44,7 +37,7 @@ TEST_F(JournalTest, AMoveIsRecordedWithCrashPointsAroundIt) {
   EXPECT_EQ(j->node(std::nullopt), "plan_bundle");
   EXPECT_EQ(j->node(std::string("T1")), "write_tdd");
   EXPECT_EQ(j->moves(std::string("T1")), 1);
-  EXPECT_EQ(crash.seen,
+  EXPECT_EQ(crash.names,
             (std::vector<std::string>{"move:b1/BUNDLE_STARTED", "moved:b1/BUNDLE_STARTED",
                                       "move:b1/T1/TASK_STARTED", "moved:b1/T1/TASK_STARTED"}));
   EXPECT_EQ(states.size(), 2u);
@@ -61,7 +54,7 @@ TEST_F(JournalTest, ARefusedChangeIsAnErrorAndChangesNothing) {
   EXPECT_EQ(test::slurp(s / "run/events.jsonl"), log_before);
   EXPECT_EQ(j->node(std::nullopt), "plan_bundle");
   // The moved: point was never reached for the refused move.
-  EXPECT_EQ(crash.seen.back(), "move:b1/TDD_DONE");
+  EXPECT_EQ(crash.names.back(), "move:b1/TDD_DONE");
 }
 
 TEST_F(JournalTest, LogLinesCarryTheBundleAndTheFields) {

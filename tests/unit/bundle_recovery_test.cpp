@@ -4,14 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include "support/shipped.h"
 #include "support/test_util.h"
 
 namespace devgraph::bundle {
 namespace {
-
-Graph shipped() {
-  return std::move(Graph::load(test::source_dir() + "/skill")).value();
-}
 
 PersonaResult result(const std::string& status, std::vector<std::string> blockers = {},
                      std::vector<std::string> missing = {}) {
@@ -25,7 +22,7 @@ PersonaResult result(const std::string& status, std::vector<std::string> blocker
 }
 
 TEST(Recovery, BlockedIsRetriedWhileBlockerRecoveryAllows) {
-  Graph g = shipped();
+  Graph g = test::shipped_graph();
   lane::Walker w(g);
   int budget = w.max_retries("blocker_recovery");
   for (int spent = 0; spent <= budget; ++spent) {
@@ -38,7 +35,7 @@ TEST(Recovery, BlockedIsRetriedWhileBlockerRecoveryAllows) {
 }
 
 TEST(Recovery, CapacityIsFreeAndAProviderLimitGoesToAPerson) {
-  Graph g = shipped();
+  Graph g = test::shipped_graph();
   lane::Walker w(g);
   auto cap = decide(w, "implement", result("BLOCKED", {"capacity"}), {99, 0}, {});
   EXPECT_TRUE(cap.retry);
@@ -48,7 +45,7 @@ TEST(Recovery, CapacityIsFreeAndAProviderLimitGoesToAPerson) {
 }
 
 TEST(Recovery, NeedsContextIsRecoveredOnlyWhenSomethingWasFound) {
-  Graph g = shipped();
+  Graph g = test::shipped_graph();
   lane::Walker w(g);
   auto found = decide(w, "write_tdd", result("NEEDS_CONTEXT", {}, {"x"}), {0, 0}, {"- x: plan"});
   EXPECT_EQ(found.route, "needs_context");

@@ -7,6 +7,7 @@
 
 #include "bundle/run.h"
 #include "graph/graph.h"
+#include "support/shipped.h"
 #include "support/test_util.h"
 
 #include <algorithm>
@@ -56,14 +57,8 @@ std::vector<std::string> lines_of(const std::string& frame) {
   return out;
 }
 
-Graph shipped_graph() {
-  auto g = Graph::load(test::source_dir() + "/skill");
-  EXPECT_TRUE(g.ok());
-  return std::move(g).value();
-}
-
 TEST(ViewFrame, TheNodeOrderIsTheGraphsTaskLaneThenItsSharedNodes) {
-  Graph g = shipped_graph();
+  Graph g = test::shipped_graph();
   auto order = view_node_order(g);
   std::vector<std::string> want = g.lane("task")->nodes;
   for (const auto& n : g.lane("shared")->nodes) want.push_back(n);
@@ -83,7 +78,7 @@ TEST(ViewFrame, GroupsFollowTheNodeOrderTheModelIsGiven) {
 
 TEST(ViewFrame, GroupsTasksByNodeInLaneOrder) {
   ViewModel m("b1", t0);
-  m.set_node_order(view_node_order(shipped_graph()));
+  m.set_node_order(view_node_order(test::shipped_graph()));
   m.on_state(state_with("task_scheduler", 6,
                         {{"T1", "commit_task", "complete"},
                          {"T2", "verify", "active"},

@@ -5,17 +5,12 @@
 #include <string>
 
 #include "lane/routes.h"
+#include "support/shipped.h"
 #include "support/test_util.h"
 #include "util/fs.h"
 
 namespace devgraph {
 namespace {
-
-Graph shipped_graph() {
-  auto g = Graph::load(test::source_dir() + "/skill");
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
-  return std::move(g).value();
-}
 
 // The graph with one line of its text replaced (it must be there once).
 Graph edited_graph(const std::string& from, const std::string& to) {
@@ -32,7 +27,7 @@ Graph edited_graph(const std::string& from, const std::string& to) {
 }
 
 TEST(LaneConformance, EveryRouteTheEngineTakesIsARouteOfThatNodeInTheGraph) {
-  Graph g = shipped_graph();
+  Graph g = test::shipped_graph();
   for (const auto& use : lane::kRoutesTaken) {
     const GraphNode* n = g.node(use.node);
     ASSERT_NE(n, nullptr) << use.node;
@@ -43,7 +38,7 @@ TEST(LaneConformance, EveryRouteTheEngineTakesIsARouteOfThatNodeInTheGraph) {
 }
 
 TEST(LaneConformance, EveryEventTheEngineWritesIsInTheVocabulary) {
-  Graph g = shipped_graph();
+  Graph g = test::shipped_graph();
   for (auto e : lane::kEventsWritten) EXPECT_TRUE(g.has_event(e)) << e;
   for (const auto& ne : lane::kNodeDoneEvents) {
     EXPECT_NE(g.node(ne.node), nullptr) << ne.node;
@@ -52,7 +47,7 @@ TEST(LaneConformance, EveryEventTheEngineWritesIsInTheVocabulary) {
 }
 
 TEST(LaneConformance, TheCompletionEventsTheEngineWritesCompleteTheirLanes) {
-  Graph g = shipped_graph();
+  Graph g = test::shipped_graph();
   auto completes = [&](const char* lane, std::string_view event) {
     const auto& on = g.lane(lane)->complete_on;
     return std::find(on.begin(), on.end(), event) != on.end();
@@ -63,7 +58,7 @@ TEST(LaneConformance, TheCompletionEventsTheEngineWritesCompleteTheirLanes) {
 }
 
 TEST(LaneConformance, EveryAgentNodeOfTheBundleAndTaskLanesNamesPersonasTheEngineCanRun) {
-  Graph g = shipped_graph();
+  Graph g = test::shipped_graph();
   lane::Walker w(g);
   for (const char* name : {"bundle", "task"})
     for (const auto& node : g.lane(name)->nodes) {
@@ -76,7 +71,7 @@ TEST(LaneConformance, EveryAgentNodeOfTheBundleAndTaskLanesNamesPersonasTheEngin
 }
 
 TEST(Walker, NextIsTheRouteInTheGraph) {
-  Graph g = shipped_graph();
+  Graph g = test::shipped_graph();
   lane::Walker w(g);
   EXPECT_EQ(*w.next("write_tdd", "done"), "implement");
   EXPECT_EQ(*w.next("implement", "concerns_actionable"), "repair_task");
@@ -86,7 +81,7 @@ TEST(Walker, NextIsTheRouteInTheGraph) {
 }
 
 TEST(Walker, ARouteTheEngineDoesNotDeclareIsRefused) {
-  Graph g = shipped_graph();
+  Graph g = test::shipped_graph();
   lane::Walker w(g);
   auto r = w.next("scan", "actionable");  // the orchestrator's, not the bundle engine's
   ASSERT_FALSE(r.ok());
@@ -112,7 +107,7 @@ TEST(Walker, FollowsAnEditedRoute) {
 }
 
 TEST(Walker, RetryPreviousGoesBackWhereTheCursorCameFrom) {
-  Graph g = shipped_graph();
+  Graph g = test::shipped_graph();
   lane::Walker w(g);
   EXPECT_EQ(*w.follow("task", "blocker_recovery", "recovered", "implement"), "implement");
   EXPECT_EQ(*w.follow("bundle", "context_recovery", "recovered", "plan_bundle"), "plan_bundle");
@@ -120,7 +115,7 @@ TEST(Walker, RetryPreviousGoesBackWhereTheCursorCameFrom) {
 }
 
 TEST(Walker, TheRunsHumanStopParksABundleOrTaskCursorAtTheCursorInterrupt) {
-  Graph g = shipped_graph();
+  Graph g = test::shipped_graph();
   lane::Walker w(g);
   EXPECT_EQ(*w.next("blocker_recovery", "exhausted"), "human_required");
   EXPECT_EQ(*w.follow("task", "blocker_recovery", "exhausted", "implement"), "awaiting_human");
@@ -138,7 +133,7 @@ TEST(Walker, ARouteIntoAnotherLaneIsRefused) {
 }
 
 TEST(Walker, PersonasComeFromOwnersAndSelectors) {
-  Graph g = shipped_graph();
+  Graph g = test::shipped_graph();
   lane::Walker w(g);
   EXPECT_EQ(*w.personas("write_tdd"), std::vector<std::string>{"tdd-writer"});
   EXPECT_EQ(*w.personas("verify"), (std::vector<std::string>{"tester", "adversarial-tester"}));
@@ -159,7 +154,7 @@ TEST(Walker, AnEditedOwnerChangesThePersona) {
 }
 
 TEST(Walker, LimitsComeFromGuardsElseDefaults) {
-  Graph g = shipped_graph();
+  Graph g = test::shipped_graph();
   lane::Walker w(g);
   EXPECT_EQ(w.max_cycles("repair_task"), 3);
   EXPECT_EQ(w.max_retries("blocker_recovery"), 2);
@@ -170,7 +165,7 @@ TEST(Walker, LimitsComeFromGuardsElseDefaults) {
 }
 
 TEST(Walker, LaneNodesAreTheGraphsOrder) {
-  Graph g = shipped_graph();
+  Graph g = test::shipped_graph();
   lane::Walker w(g);
   EXPECT_EQ(w.lane_nodes("task"), g.lane("task")->nodes);
   EXPECT_EQ(w.shared_node_of_type("cursor_interrupt"), "awaiting_human");
