@@ -5,9 +5,14 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "bundle/crash_points.h"
+#include "bundle/layout.h"
 #include "contracts/schema.h"
 #include "graph/graph.h"
+#include "store/run_store.h"
+#include "support/test_util.h"
 
 namespace devgraph::test {
 
@@ -21,6 +26,26 @@ class RecordingCrashPoints final : public bundle::CrashPoints {
     names.push_back(std::string(label) + ":" + std::string(subject));
   }
   std::vector<std::string> names;
+};
+
+// A fresh run (RUN_DIR s/run) on the shipped graph and schema, for tests
+// of the bundle's parts; bundle b1's layout, its worktree s/wt.
+class RunFixture : public ::testing::Test {
+ protected:
+  Scratch s;
+  Graph graph = shipped_graph();
+  Schema schema = shipped_state_schema();
+  RunStore store{s / "run", graph, schema};
+  bundle::BundleLayout layout{s / "run", "b1", s / "wt"};
+  RecordingCrashPoints crash;
+  // The state of the run just created.
+  Json initial;
+
+  void SetUp() override {
+    auto init = store.init({s / "repo", "main", Json()});
+    ASSERT_TRUE(init.ok()) << init.error().message;
+    initial = init->state;
+  }
 };
 
 }  // namespace devgraph::test

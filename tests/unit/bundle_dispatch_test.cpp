@@ -14,14 +14,8 @@
 namespace devgraph::bundle {
 namespace {
 
-class Dispatch : public ::testing::Test {
+class Dispatch : public test::RunFixture {
  protected:
-  test::Scratch s;
-  Graph graph = test::shipped_graph();
-  Schema schema = test::shipped_state_schema();
-  RunStore store{s / "run", graph, schema};
-  BundleLayout layout{s / "run", "b1", s / "wt"};
-  test::RecordingCrashPoints crash;
   std::optional<Journal> journal;
   int calls = 0;
   test::FakeLauncher launcher{[this](const agents::LaunchRequest& r, int) {
@@ -36,9 +30,8 @@ class Dispatch : public ::testing::Test {
       };
 
   void SetUp() override {
-    auto init = store.init({s / "repo", "main", Json()});
-    ASSERT_TRUE(init.ok());
-    journal.emplace(store, layout, crash, JournalHooks{}, init->state);
+    RunFixture::SetUp();
+    journal.emplace(store, layout, crash, JournalHooks{}, initial);
   }
 };
 

@@ -12,22 +12,15 @@
 namespace devgraph::bundle {
 namespace {
 
-class JournalTest : public ::testing::Test {
+class JournalTest : public test::RunFixture {
  protected:
-  test::Scratch s;
-  Graph graph = test::shipped_graph();
-  Schema schema = test::shipped_state_schema();
-  RunStore store{s / "run", graph, schema};
-  BundleLayout layout{s / "run", "b1", s / "wt"};
-  test::RecordingCrashPoints crash;
   std::vector<Json> states;
   std::optional<Journal> j;
 
   void SetUp() override {
-    auto init = store.init({s / "repo", "main", Json()});
-    ASSERT_TRUE(init.ok());
+    RunFixture::SetUp();
     j.emplace(store, layout, crash,
-              JournalHooks{{}, [this](const Json& st) { states.push_back(st); }}, init->state);
+              JournalHooks{{}, [this](const Json& st) { states.push_back(st); }}, initial);
   }
 };
 
