@@ -8,6 +8,7 @@
 
 #include "bundle/placement.h"
 #include "bundle/run.h"
+#include "bundle/start.h"
 #include "bundle/words.h"
 #include "contracts/schema.h"
 #include "demo/sample.h"
@@ -150,13 +151,10 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
   if (auto deny = bundle::check_write_root("run directory", rep.run_dir, roots))
     return fail("placement guard: " + *deny);
   rep.branch = kBranch;
-  DG_CHECK(make_directories(dirname_of(rep.worktree)));
   RealCommandRunner runner;
   auto repo_git = git::make_git(runner, rep.repo, identity());
-  DG_CHECK(repo_git->worktree_add(rep.worktree, kBranch, "main"));
-  out << "bundle worktree: " << rep.worktree << " (branch " << kBranch << ")\n";
 
-  // 4. The run, with the bundle's cursor at plan_bundle.
+  // 4. The run, and the bundle started in it: worktree, cursor, spec.
   RunStore store(rep.run_dir, graph, schema);
   InitRequest init;
   init.repo = place.owner + "/" + place.repo;
@@ -172,19 +170,9 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
     auto r = store.init(init);
     if (!r) return r.error();
   }
-  MoveRequest mv;
-  mv.bundle = kBundle;
-  mv.node = "plan_bundle";
-  mv.event = "BUNDLE_STARTED";
-  mv.merge = Json{{"worktree", rep.worktree}, {"branch", kBranch}, {"base", "main"}};
-  mv.detail = Json::object();
-  {
-    auto r = store.move(mv);
-    if (!r) return r.error();
-  }
-  std::string bundle_dir = rep.run_dir + "/bundles/" + kBundle;
-  DG_CHECK(make_directories(bundle_dir));
-  DG_CHECK(write_file_atomic(bundle_dir + "/spec.md", sample_spec(kBundle)));
+  bundle::StartRequest start{kBundle, rep.worktree, kBranch, "main", sample_spec(kBundle)};
+  DG_TRY(auto layout, bundle::start_bundle(store, graph, *repo_git, start));
+  out << "bundle worktree: " << rep.worktree << " (branch " << kBranch << ")\n";
   out << "run directory: " << rep.run_dir << "\n";
 
   // 5. Drive the bundle.
@@ -231,7 +219,7 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
   out << "\nresult: " << status << " - " << report.result.value("summary", "") << "\n";
   if (report.exit_code != 0) {
     out << "blocked: " << dump_py(report.result.value("blockers", Json::array())) << "\n";
-    out << "look at: " << bundle_dir << "/run_bundle.log\n";
+    out << "look at: " << layout.log() << "\n";
     return rep;
   }
   auto wt_git = git::make_git(runner, rep.worktree, identity());
@@ -248,9 +236,9 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
   out << "took " << took << " s\n\nhow to look at it:\n"
       << "  git -C " << rep.worktree << " log --stat main..HEAD\n"
       << "  cd " << rep.worktree << " && " << kSampleTestCommand << "\n"
-      << "  cat " << bundle_dir << "/run_bundle.log\n"
+      << "  cat " << layout.log() << "\n"
       << "  cat " << rep.run_dir << "/events.jsonl\n"
-      << "  ls " << bundle_dir << "/tasks/*\n";
+      << "  ls " << layout.tasks_dir() << "/*\n";
   return rep;
 }
 

@@ -84,7 +84,9 @@ Expected<std::vector<TrailerHit>> FakeGit::find_trailer(const std::string& key,
   return hits;
 }
 
-Status FakeGit::worktree_add(const std::string&, const std::string&, const std::string&) {
+Status FakeGit::worktree_add(const std::string& path, const std::string& branch,
+                             const std::string& base) {
+  worktrees_added.push_back(path + " " + branch + " " + base);
   return {};
 }
 

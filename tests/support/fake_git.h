@@ -29,6 +29,8 @@ class FakeGit final : public Git {
   std::vector<FakeCommit> commits;  // oldest first
   std::vector<std::string> pushed;  // branches pushed
   int commit_calls = 0;
+  // worktree_add calls, "<path> <branch> <base>" each.
+  std::vector<std::string> worktrees_added;
   int push_calls = 0;
   std::string diff_text;
 

@@ -6,6 +6,8 @@
 // the fakes.
 #include "bundle/driver.h"
 
+#include "bundle/start.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -62,12 +64,10 @@ class BundleDriver : public ::testing::Test {
                  {"merge_policy", delivery == "github" ? "auto_when_checks_pass" : "never"},
                  {"bundles", Json::array({{{"id", "b1"}, {"title", "three words"}}})}};
     ASSERT_TRUE(store.init({s / "repo", "main", init}).ok());
-    MoveRequest m;
-    m.bundle = "b1";
-    m.node = "plan_bundle";
-    m.event = "BUNDLE_STARTED";
-    m.merge = {{"worktree", worktree}, {"branch", "develop/b1"}, {"base", "main"}};
-    ASSERT_TRUE(store.move(m).ok());
+    git::FakeGit repo(s / "repo");
+    auto started = start_bundle(store, graph, repo,
+                                {"b1", worktree, "develop/b1", "main", "# b1\n\nThree words.\n"});
+    ASSERT_TRUE(started.ok()) << started.error().message;
   }
 
   void write(const std::string& rel, const std::string& text) {
