@@ -54,12 +54,17 @@ Expected<PersonaResult> bundle_persona(BundleRun& run, const std::string& node,
 // A persona at a bundle node stopped: through recovery, back to the node
 // (extra names what was found) or to a person (blocker).
 Expected<Step> stopped(BundleRun& run, const std::string& node, const PersonaResult& r) {
-  auto decision = decide(run.walker, node, r, spent_budgets(run.journal.cursor()), {});
+  std::vector<std::string> pointers;
+  if (r.status == "NEEDS_CONTEXT")
+    pointers = find_context(r.missing_context, gather_context(run, r.missing_context, {}));
+  auto decision = decide(run.walker, node, r, spent_budgets(run.journal.cursor()), pointers);
   DG_TRY(auto where, pass(run, kLane, kBundleCursor, node, decision, r.detail()));
   if (!where.retry)
     return Step{r.persona + " " + r.status + ": " + clip(r.summary, 300), "", false};
   auto missing = r.missing_context.empty() ? r.blockers : r.missing_context;
-  return Step{"", "The previous attempt stopped on: " + join(missing, "; "), false};
+  std::string extra = "The previous attempt stopped on: " + join(missing, "; ");
+  if (!where.extra.empty()) extra += "\n" + where.extra;
+  return Step{"", extra, false};
 }
 
 int repairs_of(BundleRun& run) {

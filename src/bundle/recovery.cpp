@@ -60,6 +60,20 @@ std::vector<std::string> find_context(const std::vector<std::string>& missing,
   return out;
 }
 
+ContextSources gather_context(BundleRun& run, const std::vector<std::string>& missing,
+                              std::vector<std::pair<std::string, std::string>> results) {
+  ContextSources src;
+  if (auto p = read_file(run.layout.plan_md())) src.plan = *p;
+  if (auto s = read_file(run.layout.spec())) src.spec = *s;
+  for (const auto& m : missing)
+    if (!m.empty() && m.find("..") == std::string::npos && m[0] != '/' &&
+        path_exists(run.ctx.worktree + "/" + m))
+      src.existing_paths.push_back(m);
+  if (auto log = run.git.log_oneline(run.ctx.base)) src.branch_commits = *log;
+  src.sibling_results = std::move(results);
+  return src;
+}
+
 RecoveryDecision decide(const lane::Walker& walker, const std::string& node, const PersonaResult& r,
                         const Budgets& spent, const std::vector<std::string>& pointers) {
   RecoveryDecision d;

@@ -46,6 +46,12 @@ struct ContextSources {
   std::vector<std::pair<std::string, std::string>> sibling_results;
 };
 
+// The sources for `missing`: the bundle's plan and spec, the named paths
+// that exist in the worktree (never one outside it), the branch's commits,
+// and `results` (other tasks' saved results).
+ContextSources gather_context(BundleRun& run, const std::vector<std::string>& missing,
+                              std::vector<std::pair<std::string, std::string>> results);
+
 // One pointer per place that mentions an item, as lines for the persona
 // ("- the greeting: plan, line 12: ...").
 std::vector<std::string> find_context(const std::vector<std::string>& missing,

@@ -264,25 +264,17 @@ Status TaskLane::start_repair(TaskRun& t, std::vector<std::string> findings, Jso
 Status TaskLane::stop(TaskRun& t, const PersonaResult& r) {
   std::vector<std::string> pointers;
   if (r.status == "NEEDS_CONTEXT") {
-    ContextSources src;
-    if (auto p = read_file(run_.layout.plan_md())) src.plan = *p;
-    if (auto s = read_file(spec_path_)) src.spec = *s;
-    for (const auto& m : r.missing_context)
-      if (!m.empty() && m.find("..") == std::string::npos && m[0] != '/' &&
-          path_exists(run_.ctx.worktree + "/" + m))
-        src.existing_paths.push_back(m);
-    if (auto log = run_.git.log_oneline(run_.ctx.base)) src.branch_commits = *log;
+    std::vector<std::pair<std::string, std::string>> results;
     for (const auto& [oid, o] : tasks_) {
       if (oid == t.id) continue;
       for (const auto& p : task_personas(oid, false))
         if (auto j = load_json_file(run_.layout.result(p, oid)); j && j->is_object()) {
           const Json& res = (*j)["result"];
-          src.sibling_results.emplace_back(
-              oid + "/" + p,
-              json_str(res, "summary") + "\n" + join(json_str_list(res, "evidence"), "\n"));
+          results.emplace_back(oid + "/" + p, json_str(res, "summary") + "\n" +
+                                                  join(json_str_list(res, "evidence"), "\n"));
         }
     }
-    pointers = find_context(r.missing_context, src);
+    pointers = find_context(r.missing_context, gather_context(run_, r.missing_context, results));
   }
   auto decision =
       decide(run_.walker, t.node, r, spent_budgets(run_.journal.task_cursor(t.id)), pointers);

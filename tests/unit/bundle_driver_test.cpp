@@ -392,6 +392,32 @@ TEST_F(BundleDriver, APlanThatFailsTheCheckIsABlockedPlannerRetriedWithTheProble
   EXPECT_EQ(of("RECOVERED").at(0)["lane_to"], "plan_bundle");
 }
 
+TEST_F(BundleDriver, APlannersMissingContextIsLookedForInTheSpecBeforeAPerson) {
+  scripted["planner - 1"] = answer("NEEDS_CONTEXT", "how many words?",
+                                   {{"missing_context", Json::array({"three words"})}});
+  auto l = launcher();
+  ASSERT_EQ(drive(l).exit_code, kExitOk);
+  EXPECT_EQ(l.calls("planner -"), 2);
+  auto needs = of("NEEDS_CONTEXT");
+  ASSERT_EQ(needs.size(), 1u);
+  EXPECT_EQ(needs[0]["lane_to"], "context_recovery");
+  EXPECT_EQ(of("RECOVERED").at(0)["lane_to"], "plan_bundle");
+  std::string found = test::slurp(run_dir + "/bundles/b1/context.md");
+  EXPECT_NE(found.find("three words: the bundle's spec, line 3"), std::string::npos) << found;
+}
+
+TEST_F(BundleDriver, AReviewersUnanswerableQuestionStopsTheBundleForAPerson) {
+  plan = {{"T1", {}, {}}};
+  scripted["code-reviewer - 1"] =
+      answer("BLOCKED", "cannot read the diff", {{"blockers", Json::array({"provider_limit"})}});
+  auto l = launcher();
+  auto out = drive(l);
+  EXPECT_EQ(out.exit_code, kExitBlocked);
+  EXPECT_EQ(state()["bundles_runtime"]["b1"]["node"], "awaiting_human");
+  EXPECT_EQ(of("AWAITING_HUMAN").at(0)["lane_from"], "blocker_recovery");
+  EXPECT_EQ(commits_of("T1"), 1u);  // the tasks' work is kept
+}
+
 TEST_F(BundleDriver, AResumedDriverReusesTheResultsSavedForTheSameVisit) {
   plan = {{"T1", {}, {}}};
   auto first = launcher();
