@@ -217,6 +217,12 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
   // 6. What there is to look at.
   std::string status = report.result.value("status", "");
   out << "\nresult: " << status << " - " << report.result.value("summary", "") << "\n";
+  if (report.exit_code != 0 && status == "HANDOFF") {
+    out << "resume with: devgraph run-bundle " << rep.run_dir << " --bundle " << kBundle
+        << " --agent " << o.agent
+        << (req.sim_scenario.empty() ? "" : " --sim-scenario " + req.sim_scenario) << "\n";
+    return rep;
+  }
   if (report.exit_code != 0) {
     out << "blocked: " << dump_py(report.result.value("blockers", Json::array())) << "\n";
     out << "look at: " << layout.log() << "\n";
