@@ -604,6 +604,10 @@ class RunWatch {
   RunWatch& operator=(const RunWatch&) = delete;
   bool ok() const { return fd_ >= 0; }
   int fd() const { return fd_; }
+  // Watches one more directory the same way.
+  bool add(const std::string& dir) {
+    return ::inotify_add_watch(fd_, dir.c_str(), IN_MODIFY | IN_CREATE | IN_MOVED_TO) >= 0;
+  }
   // Reads every pending event; what changed is read from the files.
   void drain() {
     alignas(inotify_event) char buf[4096];
@@ -745,18 +749,32 @@ TEST_P(RunBundleStop, ASignalEndsEveryPersonaAndTheNextRunResumes) {
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pidfd < 0) ::kill(-pid, SIGKILL);
   ASSERT_GE(pidfd, 0);
-  auto hanging = [&] {
+  // The simulated agent counts its calls in the bundle's sim directory,
+  // which exists once the planner has run; T1's developer is hanging once
+  // its call is counted (a launch only recorded may not have started yet).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  auto planned = [&] {
     auto text = read_file(b.run + "/events.jsonl");
-    if (!text) return false;
-    for (const auto& l : lines_of(*text))
-      if (l.find("PERSONA_DISPATCHED") != std::string::npos &&
-          l.find("\"persona\": \"developer\"") != std::string::npos &&
-          l.find("\"task\": \"T1\"") != std::string::npos)
-        return true;
-    return false;
+    return text && text->find("\"PLAN_DONE\"") != std::string::npos;
   };
-  auto reached = wait_until(watch, pidfd, hanging,
-                            std::chrono::steady_clock::now() + std::chrono::seconds(120));
+  auto reached = wait_until(watch, pidfd, planned, deadline);
+  if (reached == Waited::kGrown &&
+      !(watch.add(b.run + "/bundles/b1/sim") && watch.add(b.run + "/bundles/b1")))
+    reached = Waited::kTimedOut;
+  // The child may count its call before the driver has recorded it among
+  // its live children (bundles/b1/live-children): wait for both.
+  auto is_developer_t1 = [](pid_t p) {
+    auto cmd = read_file("/proc/" + std::to_string(p) + "/cmdline");
+    if (!cmd) return false;
+    std::replace(cmd->begin(), cmd->end(), '\0', ' ');
+    return cmd->find("--persona developer --task T1 ") != std::string::npos;
+  };
+  auto hanging = [&] {
+    if (!path_exists(b.run + "/bundles/b1/sim/developer--T1.count")) return false;
+    auto groups = recorded_groups(b);
+    return std::any_of(groups.begin(), groups.end(), is_developer_t1);
+  };
+  if (reached == Waited::kGrown) reached = wait_until(watch, pidfd, hanging, deadline);
   if (reached != Waited::kGrown) ::kill(-pid, SIGKILL);
   ASSERT_EQ(reached, Waited::kGrown) << test::slurp(log);
   auto groups = recorded_groups(b);
