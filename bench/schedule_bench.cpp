@@ -154,7 +154,7 @@ void BM_FootprintClassify20k(benchmark::State& state) {
   const std::string text = status_text();
   const std::vector<std::string> in_flight = {"T1", "T2", "T3", "T4", "T5"};
   for (auto _ : state) {
-    auto changes = parse_porcelain_z(text);
+    auto changes = git::parse_porcelain_z(text);
     auto r = classify_changes(plan, "T0", in_flight, *changes);
     if (r->own.size() != 5000) state.SkipWithError("wrong classification");
     benchmark::DoNotOptimize(r->to_json().dump());
