@@ -41,27 +41,7 @@ PY
 
 for n in 10 100 1000; do
   base="$work/base-$n/runs/r$n"
-  "$devgraph" checkpoint "$base" init --repo /src/app --default-branch main >/dev/null
-  # Task cursors spread over bundles of ten, as a tech lead leaves them
-  # mid-run; written directly so building the input takes no time.
-  python3 - "$base/state.json" "$n" <<'PY'
-import json, sys
-path, n = sys.argv[1], int(sys.argv[2])
-with open(path, encoding="utf-8") as f:
-    state = json.load(f)
-for b in range((n + 9) // 10):
-    state["bundles_runtime"][f"B{b}"] = {
-        "bundle": f"B{b}", "task": None, "node": "task_scheduler", "previous_node": "plan_bundle",
-        "status": "active", "moves": 2, "updated_at": state["started_at"], "branch": f"dev/b{b}"}
-for i in range(n):
-    state["tasks_runtime"][f"B{i // 10}/T{i}"] = {
-        "bundle": f"B{i // 10}", "task": f"T{i}", "node": "implement", "previous_node": "write_tdd",
-        "status": "active", "moves": 2, "updated_at": state["started_at"], "base_commit": "0" * 40,
-        "agent_handles": {"developer": f"agent-{i}"}}
-with open(path, "w", encoding="utf-8") as f:
-    json.dump(state, f, indent=2)
-    f.write("\n")
-PY
+  "$(dirname "$0")/make_checkpoint_run.sh" "$devgraph" "$base" "$n"
   for copy in dg py fl; do
     mkdir -p "$work/$copy-$n/runs"
     cp -r "$base" "$work/$copy-$n/runs/"
