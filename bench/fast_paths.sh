@@ -14,7 +14,6 @@
 #                  reference runs in every 10th
 #
 # Without a rebuild it compares:
-#   huge-pages-off  DEVGRAPH_HUGE_PAGES=0 (only if the build still has them)
 #   schema-byte     a --skill copy whose state schema has one more space
 #                   before its last newline: the same schema, other bytes
 #   graph-byte      a --skill copy whose GRAPH.yaml differs in one comment
@@ -60,10 +59,6 @@ assert text.startswith(b"# devgraph")
 open(p, "wb").write(b"# Devgraph" + text[len(b"# devgraph"):])
 PY
 
-# DEVGRAPH_HUGE_PAGES is only worth a row while the code reads it.
-huge=0
-if grep -aq DEVGRAPH_HUGE_PAGES "$devgraph"; then huge=1; fi
-
 move="move --bundle B0 --task T1 --node verify --event IMPLEMENT_DONE"
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $(stat -f -c %T "$work") at $parent, ${rounds} rounds${COLD:+, cold caches}"
 for n in 10 1000; do
@@ -94,11 +89,6 @@ for n in 10 1000; do
   spec schema-byte schema-byte 1 "$devgraph" checkpoint @RUN@ --skill "$work/skills/schema-byte" $move
   spec graph-byte dg 1 "${dg[@]}"
   spec graph-byte graph-byte 1 "$devgraph" checkpoint @RUN@ --skill "$work/skills/graph-byte" $move
-  if [ "$huge" = 1 ]; then
-    loops+=(huge-pages-off)
-    spec huge-pages-off dg 1 "${dg[@]}"
-    spec huge-pages-off huge-pages-off 1 DEVGRAPH_HUGE_PAGES=0 "${dg[@]}"
-  fi
   for v in ${VARIANTS:-}; do
     label=${v%%=*}
     loops+=("$label")

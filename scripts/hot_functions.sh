@@ -28,7 +28,7 @@ n=0
 # checkpoint commands a run makes most.
 run="$work/runs/r1"
 "$devgraph" checkpoint "$run" init --repo /src/app --default-branch main >/dev/null
-# 400 tasks: a state file large enough for the huge-page heap.
+# 400 tasks, a state file of about 150 KiB.
 for t in $(seq 400); do
   "$devgraph" checkpoint "$run" move --bundle B1 --task "T$t" --node write_tdd \
     --event TASK_STARTED >/dev/null

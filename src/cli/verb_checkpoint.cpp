@@ -12,7 +12,6 @@
 #include "util/args.h"
 #include "util/console.h"
 #include "util/fs.h"
-#include "util/heap.h"
 
 namespace devgraph {
 namespace {
@@ -131,9 +130,6 @@ int verb_checkpoint(const VerbArgs& args) {
   if (pre->get("skill")) skill_flag = pre->get("skill");
   auto skill = locate_skill(skill_flag);
   if (!skill) return report_error(kVerb, skill.error());
-  // Before the graph and schema are built, so they share the huge pages a
-  // large run's state takes (src/util/heap.h).
-  expect_large_heap(file_size(join_path(run_dir, kStateFile)));
   auto graph = Graph::load(*skill);
   if (!graph) return report_error(kVerb, graph.error());
   ArgParser parser = command_parser(cmd, &*graph);

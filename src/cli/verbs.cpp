@@ -1,14 +1,11 @@
 #include "cli/verbs.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <string_view>
 
 #include "bundle/words.h"
 #include "util/console.h"
-#include "util/heap.h"
 
 namespace devgraph {
 namespace {
@@ -16,28 +13,21 @@ namespace {
 // The one table of verbs. Keep it sorted by how a user meets them.
 constexpr Verb kVerbs[] = {
     {"checkpoint", "record run state: init, go, move, event, signal, handoff, resume, show",
-     verb_checkpoint, true},
-    {"validate", "check GRAPH.yaml, a state file, a persona result, or a whole run", verb_validate,
-     true},
+     verb_checkpoint},
+    {"validate", "check GRAPH.yaml, a state file, a persona result, or a whole run", verb_validate},
     {"guard", "placement guard: resolve paths, check worktrees, writes and shell commands",
-     verb_guard, true},
+     verb_guard},
     {"schedule", "tasks.json checks, runnable tasks, conflicts, critical path, footprint check",
-     verb_schedule, true},
+     verb_schedule},
     {"install", "grant devgraph's permissions to an agent CLI (claude, codex, copilot)",
-     verb_install, true},
+     verb_install},
     {"sim-agent", "the simulated agent CLI behind --agent sim (demo, tests, benchmarks)",
-     verb_sim_agent, true},
+     verb_sim_agent},
     {"run-bundle", "drive one bundle: plan, tasks, gates, pull request or ready branch",
-     verb_run_bundle, false},
-    {"demo", "build a sample repository and drive one bundle to a ready branch, offline", verb_demo,
-     false},
+     verb_run_bundle},
+    {"demo", "build a sample repository and drive one bundle to a ready branch, offline",
+     verb_demo},
 };
-
-// DEVGRAPH_HUGE_PAGES=0 keeps small pages for every verb.
-bool huge_pages_wanted() {
-  const char* v = std::getenv("DEVGRAPH_HUGE_PAGES");
-  return v == nullptr || std::string_view(v) != "0";
-}
 
 void print_usage(std::FILE* out) {
   std::fprintf(out, "usage: devgraph <verb> [args...]\n\nverbs:\n");
@@ -90,7 +80,6 @@ int run_main(int argc, char** argv) {
   for (const Verb& v : kVerbs) {
     if (name != v.name) continue;
     VerbArgs args(argv + 2, argv + argc);
-    if (v.short_lived && huge_pages_wanted()) allow_huge_heap();
     try {
       return v.run(args);
     } catch (const std::exception& e) {

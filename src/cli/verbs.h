@@ -23,10 +23,6 @@ struct Verb {
   const char* name;
   const char* summary;
   int (*run)(const VerbArgs& args);
-  // A command that ends within seconds (not a bundle run): it may move its
-  // heap onto huge pages for a large input (util/heap.h), since it gives
-  // its memory back by exiting.
-  bool short_lived;
 };
 
 std::span<const Verb> verb_table();

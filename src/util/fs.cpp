@@ -15,8 +15,6 @@
 #include <filesystem>
 #include <memory>
 
-#include "util/heap.h"
-
 namespace devgraph {
 namespace {
 
@@ -110,7 +108,6 @@ Expected<size_t> read_whole(const std::string& path, Buffer& out, Grow grow,
     if (st.st_size > 0) expected = static_cast<size_t>(st.st_size);
     if (identity != nullptr) *identity = identity_of(st);
   }
-  expect_large_heap(expected);
   // Read straight into the result; one byte of room beyond the size seen
   // tells end of file from a file that grew meanwhile.
   grow(out, expected + 1);

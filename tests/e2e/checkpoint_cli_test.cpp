@@ -235,14 +235,14 @@ TEST(CheckpointCli, RunsPassBackAndForthWithTheReference) {
   EXPECT_EQ(shown.out, mixed.cp({"show"}).out);
 }
 
-// A run of 1,000 tasks has a state.json above the size at which the
-// executable moves its heap onto a huge page (src/util/heap.h). The same
-// moves with and without huge pages, and with the reference where it is
-// available, leave the same files; the untouched records keep their bytes.
-TEST(CheckpointCli, ALargeRunMovesTheSameWithAndWithoutHugePages) {
-  RunDir huge, small, ref;
-  ASSERT_EQ(huge.cp({"init", "--repo", "/repo", "--default-branch", "main"}).exit_code, 0);
-  auto state = load_json_file(huge.state_path());
+// A run of 1,000 tasks: the same moves by devgraph and, where it is
+// available, the reference leave the same files, and the records devgraph's
+// moves do not touch keep their bytes. The first move parses the file whole
+// (devgraph did not write it), the second leaves the cursor maps unparsed.
+TEST(CheckpointCli, ALargeRunMovesAsTheReferenceDoes) {
+  RunDir dg, ref;
+  ASSERT_EQ(dg.cp({"init", "--repo", "/repo", "--default-branch", "main"}).exit_code, 0);
+  auto state = load_json_file(dg.state_path());
   ASSERT_TRUE(state.ok());
   for (int i = 0; i < 1000; ++i) {
     const std::string bundle = "B" + std::to_string(i / 10);
@@ -257,11 +257,10 @@ TEST(CheckpointCli, ALargeRunMovesTheSameWithAndWithoutHugePages) {
              {"base_commit", std::string(40, '0')}};
   }
   const std::string before = dump_py(*state, 2) + "\n";
-  ASSERT_GT(before.size(), size_t{128} << 10);
-  for (const RunDir* run : {&huge, &small, &ref}) {
+  for (const RunDir* run : {&dg, &ref}) {
     ASSERT_TRUE(make_directories(run->dir).ok());
     test::write_text(run->state_path(), before);
-    test::write_text(run->events_path(), test::slurp(huge.events_path()));
+    test::write_text(run->events_path(), test::slurp(dg.events_path()));
   }
   const std::vector<std::vector<std::string>> moves = {
       {"move", "--bundle", "B0", "--task", "T1", "--node", "verify", "--event", "IMPLEMENT_DONE"},
@@ -269,14 +268,10 @@ TEST(CheckpointCli, ALargeRunMovesTheSameWithAndWithoutHugePages) {
        "TASK_STARTED", "--merge", R"({"base_commit": "abc"})"},
   };
   for (const auto& m : moves) {
-    std::vector<std::string> args = {"checkpoint", huge.dir};
+    std::vector<std::string> args = {"checkpoint", dg.dir};
     args.insert(args.end(), m.begin(), m.end());
     auto a = run_devgraph(args);
-    args[1] = small.dir;
-    auto b = run_devgraph(args, {{"DEVGRAPH_HUGE_PAGES", "0"}});
     ASSERT_EQ(a.exit_code, 0) << a.err;
-    ASSERT_EQ(b.exit_code, 0) << b.err;
-    EXPECT_EQ(normalized(a.out, huge.scratch.path()), normalized(b.out, small.scratch.path()));
     if (!test::reference_dir().empty()) {
       test::Scratch home;  // the reference records session metrics under $HOME
       std::vector<std::string> py = {
@@ -286,23 +281,21 @@ TEST(CheckpointCli, ALargeRunMovesTheSameWithAndWithoutHugePages) {
       ASSERT_EQ(c.exit_code, 0) << c.err;
     }
   }
-  EXPECT_EQ(normalized(huge.files(), huge.scratch.path()),
-            normalized(small.files(), small.scratch.path()));
   if (!test::reference_dir().empty()) {
-    EXPECT_EQ(normalized(huge.files(), huge.scratch.path()),
+    EXPECT_EQ(normalized(dg.files(), dg.scratch.path()),
               normalized(ref.files(), ref.scratch.path()));
   }
   // Untouched records keep their text: the ones between the two moved
   // records are one unchanged span of the file.
-  const std::string after = test::slurp(huge.state_path());
+  const std::string after = test::slurp(dg.state_path());
   const size_t from = before.find("\"B0/T2\": {");
   const size_t to = before.find("\"B99/T999\": {");
   ASSERT_NE(from, std::string::npos);
   ASSERT_NE(to, std::string::npos);
   EXPECT_NE(after.find(before.substr(from, to - from)), std::string::npos);
-  auto reloaded = load_json_file(huge.state_path());
+  auto reloaded = load_json_file(dg.state_path());
   ASSERT_TRUE(reloaded.ok());
-  const auto events = read_events(huge.events_path());
+  const auto events = read_events(dg.events_path());
   ASSERT_EQ(events.size(), 3u);  // init and the two moves
   for (size_t i = 0; i < events.size(); ++i) EXPECT_EQ(events[i]["seq"], i + 1);
   EXPECT_EQ((*reloaded)["event_seq"], events.size());
