@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ lld git python3 pkg-config
+packages=(cmake ninja-build g++ git python3 pkg-config
           nlohmann-json3-dev libyaml-dev libvalijson-dev
           libgtest-dev libgmock-dev)
 if [ "${DEVGRAPH_BENCH:-0}" = 1 ]; then packages+=(libbenchmark-dev hyperfine); fi
