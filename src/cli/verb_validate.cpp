@@ -38,8 +38,7 @@ std::vector<std::string> check_skill_assets(const Graph& graph, const std::strin
   for (auto& e : templates::check_skill_templates(skill_dir)) errors.push_back(std::move(e));
   for (const char* contract :
        {"contracts/run-state.schema.json", "contracts/agent-result.schema.json"})
-    if (auto schema = Schema::load(join_path(skill_dir, contract), Schema::Engine::kValijson);
-        !schema)
+    if (auto schema = Schema::load(join_path(skill_dir, contract)); !schema)
       errors.push_back(schema.error().message);
   return errors;
 }

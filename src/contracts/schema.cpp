@@ -18,11 +18,10 @@
 #include <valijson/validator.hpp>
 #undef _GLIBCXX_IOSTREAM
 
+#include <cstdint>
 #include <exception>
-#include <optional>
+#include <string_view>
 
-#include "contracts/compiled_schema.h"
-#include "contracts/schema_embedded.h"
 #include "util/fs.h"
 
 namespace devgraph {
@@ -56,12 +55,22 @@ nlohmann::json to_plain(const Json& v) {
   }
 }
 
+std::string fingerprint_of(std::string_view text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  std::string out = std::to_string(text.size()) + "-";
+  for (int shift = 60; shift >= 0; shift -= 4) out += "0123456789abcdef"[(h >> shift) & 15];
+  return out;
+}
+
 }  // namespace
 
 struct Schema::Impl {
-  bool shipped = false;
-  std::optional<CompiledSchema> compiled;
-  valijson::Schema schema;  // used when `compiled` is empty
+  std::string fingerprint;
+  valijson::Schema schema;
 };
 
 Schema::Schema(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -69,26 +78,16 @@ Schema::Schema(Schema&&) noexcept = default;
 Schema& Schema::operator=(Schema&&) noexcept = default;
 Schema::~Schema() = default;
 
-Expected<Schema> Schema::load(const std::string& path, Engine engine) {
-  if (engine == Engine::kFastest) {
-    if (auto shipped = embedded_schema_of_file(path)) {
-      auto impl = std::make_unique<Impl>();
-      impl->shipped = true;
-      impl->compiled = std::move(shipped);
-      return Schema(std::move(impl));
-    }
-  }
+Expected<Schema> Schema::load(const std::string& path) {
   DG_TRY(std::string text, read_file(path));
   DG_TRY(Json doc, parse_json(text, path));
-  return parse(doc, path, engine);
+  DG_TRY(Schema schema, parse(doc, path));
+  schema.impl_->fingerprint = fingerprint_of(text);
+  return schema;
 }
 
-Expected<Schema> Schema::parse(const Json& schema, const std::string& origin, Engine engine) {
+Expected<Schema> Schema::parse(const Json& schema, const std::string& origin) {
   auto impl = std::make_unique<Impl>();
-  if (engine == Engine::kFastest) {
-    impl->compiled = CompiledSchema::compile(schema);
-    if (impl->compiled) return Schema(std::move(impl));
-  }
   try {
     nlohmann::json plain = to_plain(schema);
     valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
@@ -97,19 +96,15 @@ Expected<Schema> Schema::parse(const Json& schema, const std::string& origin, En
   } catch (const std::exception& e) {
     return fail(origin + ": not a usable JSON schema: " + e.what());
   }
+  impl->fingerprint = fingerprint_of(schema.dump());
   return Schema(std::move(impl));
 }
 
-bool Schema::shipped() const {
-  return impl_->shipped;
-}
-
-bool Schema::compiled() const {
-  return impl_->compiled.has_value();
+const std::string& Schema::fingerprint() const {
+  return impl_->fingerprint;
 }
 
 std::vector<std::string> Schema::validate(const Json& value) const {
-  if (impl_->compiled) return impl_->compiled->validate(value);
   nlohmann::json plain = to_plain(value);
   valijson::Validator validator;
   valijson::ValidationResults results;

@@ -1,15 +1,11 @@
 // JSON-Schema validation of devgraph's contracts (contracts/*.schema.json):
 // run state and persona results.
 //
-// Contract: Schema::load() parses a schema file once; validate() returns
-// every violation as "<json path>: <what is wrong>", empty when the value
-// conforms. Two validators stand behind it, with the same verdicts:
-// - valijson, a general JSON-Schema validator (draft 7 semantics), which
-//   `devgraph validate` always uses;
-// - the compiled form (contracts/compiled_schema.h), built a hundred times
-//   faster, for the keywords devgraph's contracts use. The default engine
-//   takes it whenever the schema stays within those keywords and valijson
-//   otherwise, so a skill's own schema with other keywords still works.
+// Contract: Schema::load() parses a schema file once (valijson, draft 7
+// semantics); validate() returns every violation as "<json path>: <what is
+// wrong>", empty when the value conforms. fingerprint() names the text the
+// schema was built from, so that a state file one schema checked can be
+// recognised as checked by the same schema later (store/run_store.h).
 #pragma once
 
 #include <memory>
@@ -23,23 +19,18 @@ namespace devgraph {
 
 class Schema {
  public:
-  enum class Engine {
-    kFastest,   // the compiled form when the schema allows it, else valijson
-    kValijson,  // always valijson
-  };
-  static Expected<Schema> load(const std::string& path, Engine engine = Engine::kFastest);
-  static Expected<Schema> parse(const Json& schema, const std::string& origin,
-                                Engine engine = Engine::kFastest);
+  static Expected<Schema> load(const std::string& path);
+  static Expected<Schema> parse(const Json& schema, const std::string& origin);
   Schema(Schema&&) noexcept;
   Schema& operator=(Schema&&) noexcept;
   ~Schema();
 
   std::vector<std::string> validate(const Json& value) const;
-  // Which validator this schema ended up with.
-  bool compiled() const;
-  // Whether it is the schema compiled into this build (load() found a file
-  // with exactly the shipped bytes), so that the build's version names it.
-  bool shipped() const;
+  // "<length>-<64-bit FNV-1a hash in hex>" of the file's bytes (load) or
+  // of the document's compact dump (parse): equal for schemas built from
+  // the same text, different when a byte differs (short of a deliberately
+  // forged collision).
+  const std::string& fingerprint() const;
 
  private:
   struct Impl;

@@ -363,14 +363,15 @@ Json merged_detail(Json base, const Json& user) {
 enum class Mode { kCreate, kUpdate, kUpdateDeferred };
 
 // Only the state.json the note in RUN_DIR/.lock names is trusted: every
-// record in it was checked as it was written or copied from an earlier such
-// file, so a transaction checks only what it changes, and may leave the
-// cursor maps unparsed. Any other state.json (edited by hand, or written by
-// the reference) is parsed and checked whole, as the reference does, and an
-// invalid one is refused before anything changes.
-bool wrote_this_state(const FileLock& lock, const FileIdentity& id) {
+// record in it was checked, by this schema, as it was written or copied
+// from an earlier such file, so a transaction checks only what it changes,
+// and may leave the cursor maps unparsed. Any other state.json (edited by
+// hand, written by the reference, or checked by another schema) is parsed
+// and checked whole, as the reference does, and an invalid one is refused
+// before anything changes.
+bool wrote_this_state(const FileLock& lock, const FileIdentity& id, const Schema& schema) {
   auto note = lock.read_note();
-  return note && *note == written_state_note(id);
+  return note && *note == written_state_note(id, schema);
 }
 
 Mode update_mode(bool defer_cursors) {
@@ -401,7 +402,7 @@ Expected<Committed> run_transaction(const std::string& run_dir, const Graph& gra
   } else {
     FileIdentity read_id;
     DG_TRY(FileBuffer text, read_file_buffer(state_path, &read_id));
-    trusted = schema.shipped() && wrote_this_state(lock, read_id);
+    trusted = wrote_this_state(lock, read_id, schema);
     std::optional<DeferredState::Opened> opened;
     if (mode == Mode::kUpdateDeferred && trusted) {
       // The text moves into the index (no copy of a file that can be
@@ -451,19 +452,18 @@ Expected<Committed> run_transaction(const std::string& run_dir, const Graph& gra
   }
   // A note that a crash loses or cuts short only costs the next command a
   // full parse; one that names the old file cannot match the new one.
-  if (schema.shipped()) {
-    if (auto written = file_identity(state_path))
-      (void)lock.write_note(written_state_note(*written));
-  }
+  if (auto written = file_identity(state_path))
+    (void)lock.write_note(written_state_note(*written, schema));
   return Committed{std::move(txn.state_), std::move(txn.events_)};
 }
 
 }  // namespace
 
-std::string written_state_note(const FileIdentity& written) {
-  return "devgraph " DEVGRAPH_VERSION " wrote state.json " + std::to_string(written.device) + " " +
-         std::to_string(written.inode) + " " + std::to_string(written.size) + " " +
-         std::to_string(written.mtime_ns) + " " + std::to_string(written.ctime_ns) + "\n";
+std::string written_state_note(const FileIdentity& written, const Schema& schema) {
+  return "devgraph " DEVGRAPH_VERSION " schema " + schema.fingerprint() + " wrote state.json " +
+         std::to_string(written.device) + " " + std::to_string(written.inode) + " " +
+         std::to_string(written.size) + " " + std::to_string(written.mtime_ns) + " " +
+         std::to_string(written.ctime_ns) + "\n";
 }
 
 RunStore::RunStore(std::string run_dir, const Graph& graph, const Schema& state_schema,

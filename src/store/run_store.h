@@ -48,10 +48,10 @@
 namespace devgraph {
 
 // The note every transaction leaves in RUN_DIR/.lock once the state.json
-// it wrote (identified by `written`) is durable, when its schema is the
-// shipped one. It names the build, so a build with another schema does not
-// trust it.
-std::string written_state_note(const FileIdentity& written);
+// it wrote (identified by `written`) is durable. It names the build and
+// the schema that checked the file (its fingerprint), so that neither
+// another build nor the same build with another schema trusts the file.
+std::string written_state_note(const FileIdentity& written, const Schema& schema);
 
 // File names inside a run directory (shared with the reference runtime).
 inline constexpr const char* kStateFile = "state.json";
@@ -153,8 +153,8 @@ class RunStore {
   // of cursors. The Committed::state those calls return then holds only
   // the cursor records the call read or changed; callers that keep the
   // returned state as their view of the run must leave this off.
-  // Only a state.json that devgraph wrote itself, with the schema compiled
-  // into it, is read this way (RUN_DIR/.lock names that file: see
+  // Only a state.json that this build wrote itself, checked by the same
+  // schema, is read this way (RUN_DIR/.lock names that file: see
   // written_state_note()); any other is parsed and checked whole.
   void defer_cursor_maps(bool on) { defer_cursors_ = on; }
   std::string run_id() const;  // the run directory's base name

@@ -1,6 +1,5 @@
-// C++ source text for data, for the build tools that compile shipped
-// assets into the library (tools/embed_graph.cpp, and the schema
-// compiler's to_cpp() that tools/embed_schemas.cpp writes out).
+// C++ source text for data, for the build tool that compiles the shipped
+// graph into the library (tools/embed_graph.cpp).
 #pragma once
 
 #include <string>

@@ -63,9 +63,9 @@ Expected<FileIdentity> file_identity(const std::string& path);
 Expected<FileBuffer> read_file_buffer(const std::string& path, FileIdentity* identity = nullptr);
 // Whether the file at `path` holds exactly `bytes`. It is compared a block
 // at a time through a buffer on the stack, so a match costs no copy of the
-// file on the heap (a command compares its skill's files with the copies
-// compiled in, and takes the compiled form when they match). A file that
-// cannot be read is an error.
+// file on the heap (a command compares its skill's GRAPH.yaml with the
+// copy compiled in, and takes the compiled graph when they match). A file
+// that cannot be read is an error.
 Expected<bool> file_has_bytes(const std::string& path, std::string_view bytes);
 bool path_exists(const std::string& path);
 // The size of the file at `path` (symlinks followed); 0 when it cannot be

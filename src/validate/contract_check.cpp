@@ -188,7 +188,7 @@ Expected<ContractChecker> ContractChecker::load(const std::string& schema_path) 
 
 Expected<ContractChecker> ContractChecker::parse(Json schema_doc, const std::string& origin) {
   // The messages are reworded from valijson's (see reword()).
-  DG_TRY(Schema schema, Schema::parse(schema_doc, origin, Schema::Engine::kValijson));
+  DG_TRY(Schema schema, Schema::parse(schema_doc, origin));
   return ContractChecker(std::move(schema_doc), std::move(schema));
 }
 

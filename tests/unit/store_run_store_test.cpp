@@ -592,7 +592,7 @@ TEST(StoreDeferred, OnlyTheStateDevgraphWroteIsReadWithoutAFullCheck) {
   ASSERT_TRUE(move("T2", "write_tdd", "TASK_STARTED").ok());
   auto id = file_identity(path);
   ASSERT_TRUE(id.ok());
-  EXPECT_EQ(test::slurp(lock), written_state_note(*id));
+  EXPECT_EQ(test::slurp(lock), written_state_note(*id, schema()));
 
   const std::string good = test::slurp(path);
   // `good` with `from` replaced by `to` inside T2's record.
@@ -636,7 +636,7 @@ TEST(StoreDeferred, OnlyTheStateDevgraphWroteIsReadWithoutAFullCheck) {
   EXPECT_EQ(Json::parse(after)["tasks_runtime"]["B1/T2"], t2["B1/T2"]);
   id = file_identity(path);
   ASSERT_TRUE(id.ok());
-  EXPECT_EQ(test::slurp(lock), written_state_note(*id));
+  EXPECT_EQ(test::slurp(lock), written_state_note(*id, schema()));
 
   // The note alone grants the trust: a damaged record in the file it names
   // is not looked at (that is what keeps a move's cost flat), and is
@@ -644,9 +644,31 @@ TEST(StoreDeferred, OnlyTheStateDevgraphWroteIsReadWithoutAFullCheck) {
   test::write_text(path, in_t2("\"moves\": 1", "\"moves\": bogus"));
   id = file_identity(path);
   ASSERT_TRUE(id.ok());
-  test::write_text(lock, written_state_note(*id));
+  test::write_text(lock, written_state_note(*id, schema()));
   ASSERT_TRUE(move("T1", "implement", "TDD_DONE").ok());
   EXPECT_NE(test::slurp(path).find("\"moves\": bogus"), std::string::npos);
+
+  // The same note means nothing to a store with another schema, even one
+  // that differs from this one only in a space: it parses and checks the
+  // file whole, finds the damaged record and changes nothing.
+  std::string edited = test::slurp(state_schema_path(test::source_dir() + "/skill"));
+  edited.insert(edited.rfind('}'), " ");
+  ASSERT_TRUE(write_file_atomic(scratch / "edited.schema.json", edited).ok());
+  auto spaced = Schema::load(scratch / "edited.schema.json");
+  ASSERT_TRUE(spaced.ok());
+  EXPECT_NE(spaced->fingerprint(), schema().fingerprint());
+  RunStore strict(dir, graph(), *spaced, clock);
+  strict.defer_cursor_maps(true);
+  before = files();
+  MoveRequest m;
+  m.bundle = "B1";
+  m.task = "T1";
+  m.node = "verify";
+  m.event = "IMPLEMENT_DONE";
+  r = strict.move(m);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("not valid JSON"), std::string::npos) << r.error().message;
+  EXPECT_EQ(files(), before);
 }
 
 TEST(StoreHelpers, IdsAndJsonFlags) {
