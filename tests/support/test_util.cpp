@@ -1,5 +1,7 @@
 #include "support/test_util.h"
 
+#include <csignal>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
@@ -31,12 +33,19 @@ Scratch::Scratch() : dir_(make_temp()) {}
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& env, const std::string& cwd,
                           const std::string& input) {
+  // A child may exit without reading its input: the write then fails with
+  // EPIPE instead of killing the test with SIGPIPE. The child gets the
+  // default disposition back before exec (an ignored signal stays ignored
+  // across exec).
+  static const bool sigpipe_ignored = (std::signal(SIGPIPE, SIG_IGN), true);
+  (void)sigpipe_ignored;
   int in_pipe[2], out_pipe[2], err_pipe[2];
   if (::pipe2(in_pipe, O_CLOEXEC) || ::pipe2(out_pipe, O_CLOEXEC) || ::pipe2(err_pipe, O_CLOEXEC))
     throw std::runtime_error("pipe failed");
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
+    std::signal(SIGPIPE, SIG_DFL);
     ::dup2(in_pipe[0], 0);
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
