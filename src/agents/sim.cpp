@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "util/fs.h"
+#include "util/unsynced_files.h"
 
 namespace devgraph::agents {
 namespace {
@@ -144,9 +145,9 @@ Expected<int> next_call(const std::string& state_dir, const std::string& persona
   if (auto text = read_file(path); text.ok()) count = std::atoi(text->c_str());
   if (resume) return count > 0 ? count : 1;
   ++count;
-  std::ofstream out(path, std::ios::trunc);
-  out << count << "\n";
-  if (!out) return fail("cannot write " + path);
+  // Replaced whole, so a reader (or a kill) never sees an empty counter,
+  // which would count this call again.
+  DG_CHECK(replace_file(path, std::to_string(count) + "\n"));
   return count;
 }
 

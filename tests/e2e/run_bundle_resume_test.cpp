@@ -770,7 +770,8 @@ TEST_P(RunBundleStop, ASignalEndsEveryPersonaAndTheNextRunResumes) {
     return cmd->find("--persona developer --task T1 ") != std::string::npos;
   };
   auto hanging = [&] {
-    if (!path_exists(b.run + "/bundles/b1/sim/developer--T1.count")) return false;
+    auto count = read_file(b.run + "/bundles/b1/sim/developer--T1.count");
+    if (!count || *count != "1\n") return false;
     auto groups = recorded_groups(b);
     return std::any_of(groups.begin(), groups.end(), is_developer_t1);
   };
