@@ -565,6 +565,14 @@ pid_t spawn_group(const GithubBundle& b, const std::string& log) {
   pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
+    // The driver starts with the stop signals at their defaults, whatever
+    // the shell that ran the tests left (a background job of a
+    // non-interactive shell starts with SIGINT ignored, and a signal a
+    // process starts ignoring stays ignored).
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     ::dup2(fd, 1);
     ::dup2(fd, 2);
