@@ -52,7 +52,9 @@ std::string bundle_title(const Json& state, const std::string& bundle) {
 
 Expected<Json> deliver(BundleRun& run, const PrText& text, const std::string& head, double cost,
                        int runs) {
-  const std::string node = "create_pr";
+  const GraphLane* lane = run.walker.graph().lane("bundle");
+  if (!lane) return fail(ErrorKind::internal, "GRAPH.yaml has no bundle lane");
+  const std::string node = lane->complete_at;
   const std::string& branch = run.ctx.branch;
   if (run.ctx.delivery != "github") {
     DG_CHECK(run.journal.move(

@@ -149,7 +149,9 @@ struct Driver::Impl {
     };
     auto node = [&] { return journal->node(std::nullopt); };
     if (node().empty()) return blocked("bundle cursor has no node");
-    if (node() == "create_pr" && json_str(journal->cursor(), "status") == "complete") {
+    const GraphLane* bundle_lane = graph.lane("bundle");
+    if (!bundle_lane) return blocked("GRAPH.yaml has no bundle lane");
+    if (node() == bundle_lane->complete_at && json_str(journal->cursor(), "status") == "complete") {
       if (auto s = load_plan(); !s) return blocked(s.error().message);
       auto head = git->rev_parse("HEAD");
       return DriverOutcome{
@@ -161,7 +163,8 @@ struct Driver::Impl {
       if (!where) return blocked(where.error().message);
       if (!where->retry) return blocked(where->why);
     }
-    if (node() == "awaiting_human") return blocked("bundle is waiting for a human");
+    if (node() == walker.shared_node_of_type("cursor_interrupt"))
+      return blocked("bundle is waiting for a human");
     GateInputs in;
     in.spec_path = layout.spec();
     in.on_wait = opt.on_wait;
@@ -171,11 +174,12 @@ struct Driver::Impl {
     if (!planned->empty()) return blocked(*planned);
     if (auto s = load_plan(); !s) return blocked(s.error().message);
     lane.emplace(run, plan, tails, layout.spec(), max_parallel, max_live);
-    if (node() == "task_scheduler") {
+    auto scheduler = walker.node_of_type("bundle", "scheduler");
+    if (scheduler && node() == *scheduler) {
       auto why = lane->run();
       if (!why) return blocked(why.error().message);
       if (!why->empty()) return blocked(*why);
-      auto next = walker.follow("bundle", "task_scheduler", lane::route::kTasksComplete, "");
+      auto next = walker.follow("bundle", *scheduler, lane::route::kTasksComplete, "");
       if (!next) return blocked(next.error().message);
       auto s = journal->move(std::nullopt, *next, lane::event::kTasksComplete, Json(),
                              Json{{"tasks", plan.tasks.size()}});

@@ -88,7 +88,8 @@ RecoveryDecision decide(const lane::Walker& walker, const std::string& node, con
     d.event = std::string(lane::event::kNeedsContext);
     d.pointers = pointers;
     d.spends_context = true;
-    d.retry = !pointers.empty() && spent.context < walker.max_retries("context_recovery");
+    auto into = walker.next(node, d.route);
+    d.retry = !pointers.empty() && into && spent.context < walker.max_retries(*into);
     d.why = d.retry            ? "context found for " + join(r.missing_context, "; ")
             : pointers.empty() ? what +
                                      " (nothing in the plan, spec, repository, branch or "
@@ -107,7 +108,8 @@ RecoveryDecision decide(const lane::Walker& walker, const std::string& node, con
     return d;
   }
   d.spends_retry = true;
-  d.retry = spent.retries < walker.max_retries("blocker_recovery");
+  auto into = walker.next(node, d.route);
+  d.retry = into && spent.retries < walker.max_retries(*into);
   return d;
 }
 
@@ -125,9 +127,8 @@ Expected<Recovered> leave(BundleRun& run, const std::string& lane,
                           const std::string& why) {
   std::string at = run.journal.node(task);
   std::string previous = run.journal.previous_node(task);
-  std::string_view out_route =
-      !retry ? (at == "context_recovery" ? lane::route::kUnresolved : lane::route::kExhausted)
-             : lane::route::kRecovered;
+  std::string out_route =
+      retry ? std::string(lane::route::kRecovered) : run.walker.giving_up_route(at);
   DG_TRY(auto target, run.walker.follow(lane, at, out_route, previous));
   Json detail = {{"bundle", run.bundle()}};
   if (task) detail["task"] = *task;

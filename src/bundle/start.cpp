@@ -1,6 +1,7 @@
 #include "bundle/start.h"
 
 #include "lane/lane.h"
+#include "lane/routes.h"
 #include "util/fs.h"
 
 namespace devgraph::bundle {
@@ -22,7 +23,7 @@ Expected<BundleLayout> start_bundle(RunStore& store, const Graph& graph, git::Gi
     MoveRequest mv;
     mv.bundle = req.bundle;
     mv.node = first.front();
-    mv.event = "BUNDLE_STARTED";
+    mv.event = std::string(lane::event::kBundleStarted);
     mv.merge = Json{{"worktree", req.worktree}, {"branch", req.branch}, {"base", req.base}};
     mv.detail = Json::object();
     DG_TRY(auto moved, store.move(mv));

@@ -16,13 +16,6 @@ namespace {
 constexpr const char* kLane = "task";
 constexpr const char* kRepairOwnerKey = "repair_owner";
 
-bool names_path(const std::string& artifact, const std::string& path) {
-  return artifact == path ||
-         (artifact.size() > path.size() &&
-          artifact.compare(artifact.size() - path.size(), path.size(), path) == 0 &&
-          artifact[artifact.size() - path.size() - 1] == '/');
-}
-
 }  // namespace
 
 TaskLane::TaskLane(BundleRun& run, schedule::Plan& plan, const std::vector<int>& tails,
@@ -62,14 +55,26 @@ std::vector<std::string> TaskLane::in_flight(const std::string& except) const {
 std::string TaskLane::implementer(const std::string& id) const {
   lane::Selection sel;
   sel.infrastructure = is_infrastructure(spec(id));
-  auto p = run_.walker.personas("implement", sel);
+  // The node the first node's done route leads to implements the task.
+  auto nodes = run_.walker.lane_nodes(kLane);
+  auto implement = nodes.empty() ? Expected<std::string>(fail("no task lane"))
+                                 : run_.walker.next(nodes.front(), lane::route::kDone);
+  if (!implement) return "developer";
+  auto p = run_.walker.personas(*implement, sel);
   return p && !p->empty() ? p->front() : "developer";
 }
 
+// The persona of the task lane's first node: the one that writes the
+// failing test.
+std::string TaskLane::test_writer() const {
+  auto nodes = run_.walker.lane_nodes(kLane);
+  auto p = nodes.empty() ? Expected<std::vector<std::string>>(std::vector<std::string>{})
+                         : run_.walker.personas(nodes.front());
+  return p && !p->empty() ? p->front() : "tdd-writer";
+}
+
 std::vector<std::string> TaskLane::test_artifacts(const std::string& id) const {
-  auto writers = run_.walker.personas("write_tdd");
-  if (!writers || writers->empty()) return {};
-  auto j = load_json_file(run_.layout.result(writers->front(), id));
+  auto j = load_json_file(run_.layout.result(test_writer(), id));
   return j && j->is_object() ? json_str_list((*j)["result"], "artifacts")
                              : std::vector<std::string>{};
 }
@@ -218,11 +223,8 @@ Status TaskLane::on_joined(TaskRun& t, const PersonaResult& last) {
   if (!cs.empty() || !findings.empty()) {
     std::vector<std::string> f = cs;
     for (const auto& x : findings) f.push_back(dump_py(x));
-    std::string owner = lane::finding_owner(
-        cs.empty() ? files : std::vector<std::string>{}, test_artifacts(t.id),
-        run_.walker.personas("write_tdd").ok() ? run_.walker.personas("write_tdd")->front()
-                                               : "tdd-writer",
-        implementer(t.id));
+    std::string owner = lane::finding_owner(cs.empty() ? files : std::vector<std::string>{},
+                                            test_artifacts(t.id), test_writer(), implementer(t.id));
     return start_repair(t, f, last.detail(),
                         "Repair these verification findings: ", lane::route::kConcernsActionable,
                         owner);
@@ -325,7 +327,7 @@ Expected<schedule::FootprintReport> TaskLane::footprint_check(
   if (!others.empty()) reported = reported_by(id);
   auto mine = [&](const std::string& path) {
     return std::any_of(reported.begin(), reported.end(),
-                       [&](const std::string& a) { return names_path(a, path); });
+                       [&](const std::string& a) { return path_ends_with(a, path); });
   };
   std::vector<std::string> skipped;
   auto keep_if = [&](std::vector<std::string>& v, size_t skip, auto pred) {
@@ -430,7 +432,9 @@ Status TaskLane::start_task(TaskRun& t) {
   t.started_here = run_.journal.task_cursor(t.id).empty();
   auto head = run_.git.rev_parse("HEAD");
   t.base_commit = head ? *head : "";
-  DG_TRY(auto first, run_.walker.next("task_scheduler", lane::route::kTaskAvailable));
+  auto scheduler = run_.walker.node_of_type("bundle", "scheduler");
+  if (!scheduler) return fail(ErrorKind::internal, "GRAPH.yaml's bundle lane has no scheduler");
+  DG_TRY(auto first, run_.walker.next(*scheduler, lane::route::kTaskAvailable));
   DG_CHECK(run_.journal.move(t.id, first, lane::event::kTaskStarted,
                              Json{{"base_commit", t.base_commit}}));
   t.stage = Stage::active;

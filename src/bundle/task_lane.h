@@ -96,6 +96,7 @@ class TaskLane {
   // agent_parallel nodes (verifiers).
   std::vector<std::string> task_personas(const std::string& id, bool writers_only) const;
   std::string implementer(const std::string& id) const;
+  std::string test_writer() const;
   std::vector<std::string> test_artifacts(const std::string& id) const;
   Expected<schedule::FootprintReport> footprint_check(const std::string& id,
                                                       const std::vector<std::string>& others);

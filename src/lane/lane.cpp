@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "lane/routes.h"
+#include "util/text.h"
 
 namespace devgraph::lane {
 namespace {
@@ -26,14 +27,7 @@ std::string strip_line(const std::string& file) {
 }
 
 bool same_file(const std::string& a, const std::string& b) {
-  if (a == b) return true;
-  // A persona may report a path relative to the worktree or an absolute
-  // one inside it: one is the other's tail at a directory boundary.
-  const std::string& longer = a.size() > b.size() ? a : b;
-  const std::string& shorter = a.size() > b.size() ? b : a;
-  return longer.size() > shorter.size() &&
-         longer.compare(longer.size() - shorter.size(), shorter.size(), shorter) == 0 &&
-         longer[longer.size() - shorter.size() - 1] == '/';
+  return path_ends_with(a, b) || path_ends_with(b, a);
 }
 
 }  // namespace
@@ -122,11 +116,24 @@ std::vector<std::string> Walker::lane_nodes(std::string_view lane) const {
 }
 
 std::optional<std::string> Walker::shared_node_of_type(std::string_view type) const {
-  const GraphLane* shared = graph_.lane(kSharedLane);
-  if (!shared) return std::nullopt;
-  for (const auto& name : shared->nodes)
+  return node_of_type(kSharedLane, type);
+}
+
+std::optional<std::string> Walker::node_of_type(std::string_view lane,
+                                                std::string_view type) const {
+  const GraphLane* l = graph_.lane(lane);
+  if (!l) return std::nullopt;
+  for (const auto& name : l->nodes)
     if (const GraphNode* n = graph_.node(name); n && n->type == type) return name;
   return std::nullopt;
+}
+
+std::string Walker::giving_up_route(std::string_view node) const {
+  const GraphNode* n = graph_.node(node);
+  if (n)
+    for (const auto& [name, target] : n->routes)
+      if (name != route::kRecovered) return name;
+  return std::string(route::kExhausted);
 }
 
 std::string finding_owner(const std::vector<std::string>& finding_files,

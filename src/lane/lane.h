@@ -66,6 +66,12 @@ class Walker {
   // The shared node whose type is `type` (recovery nodes by policy
   // aside): where a cursor waits for a person.
   std::optional<std::string> shared_node_of_type(std::string_view type) const;
+  // The first node of `lane` whose type is `type` (its scheduler, say).
+  std::optional<std::string> node_of_type(std::string_view lane, std::string_view type) const;
+  // A recovery node's route for giving up: the one that is not
+  // `recovered` (context_recovery's unresolved, blocker_recovery's
+  // exhausted).
+  std::string giving_up_route(std::string_view node) const;
 
  private:
   const Graph& graph_;

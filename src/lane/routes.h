@@ -78,6 +78,7 @@ inline constexpr RouteUse kRoutesTaken[] = {
 
 // Event types the engine writes.
 namespace event {
+inline constexpr std::string_view kBundleStarted = "BUNDLE_STARTED";
 inline constexpr std::string_view kPlanDone = "PLAN_DONE";
 inline constexpr std::string_view kTaskStarted = "TASK_STARTED";
 inline constexpr std::string_view kTddDone = "TDD_DONE";
@@ -109,6 +110,7 @@ inline constexpr std::string_view kNote = "NOTE";
 }  // namespace event
 
 inline constexpr std::string_view kEventsWritten[] = {
+    event::kBundleStarted,
     event::kPlanDone,
     event::kTaskStarted,
     event::kTddDone,

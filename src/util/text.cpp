@@ -12,6 +12,12 @@ std::string clip(const std::string& s, size_t n) {
   return s.size() <= n ? s : s.substr(0, n);
 }
 
+bool path_ends_with(const std::string& path, const std::string& tail) {
+  return path == tail || (path.size() > tail.size() &&
+                          path.compare(path.size() - tail.size(), tail.size(), tail) == 0 &&
+                          path[path.size() - tail.size() - 1] == '/');
+}
+
 std::string clip_tail(const std::string& s, size_t n) {
   return s.size() <= n ? s : s.substr(s.size() - n);
 }

@@ -12,5 +12,8 @@ std::string join(const std::vector<std::string>& items, const std::string& sep);
 std::string clip(const std::string& s, size_t n);
 // The last `n` bytes of `s`.
 std::string clip_tail(const std::string& s, size_t n);
+// `path` is `tail`, or ends with "/" + `tail` (a persona may name a file
+// relative to the worktree or by an absolute path inside it).
+bool path_ends_with(const std::string& path, const std::string& tail);
 
 }  // namespace devgraph

@@ -164,6 +164,15 @@ TEST(Walker, LimitsComeFromGuardsElseDefaults) {
   EXPECT_EQ(lane::Walker(edited).max_retries("blocker_recovery"), 5);
 }
 
+TEST(Walker, SchedulersAndGivingUpRoutesComeFromTheGraph) {
+  Graph g = test::shipped_graph();
+  lane::Walker w(g);
+  EXPECT_EQ(w.node_of_type("bundle", "scheduler"), "task_scheduler");
+  EXPECT_EQ(w.node_of_type("nowhere", "scheduler"), std::nullopt);
+  EXPECT_EQ(w.giving_up_route("context_recovery"), "unresolved");
+  EXPECT_EQ(w.giving_up_route("blocker_recovery"), "exhausted");
+}
+
 TEST(Walker, LaneNodesAreTheGraphsOrder) {
   Graph g = test::shipped_graph();
   lane::Walker w(g);
