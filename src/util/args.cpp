@@ -13,6 +13,11 @@ std::optional<std::string> ParsedArgs::get(const std::string& name) const {
   return it->second;
 }
 
+std::vector<std::string> ParsedArgs::all(const std::string& name) const {
+  auto it = lists_.find(name);
+  return it == lists_.end() ? std::vector<std::string>{} : it->second;
+}
+
 std::string ParsedArgs::get_or(const std::string& name, const std::string& fallback) const {
   auto v = get(name);
   return v ? *v : fallback;
@@ -26,6 +31,11 @@ ArgParser& ArgParser::positional(std::string name, std::string help) {
 ArgParser& ArgParser::option(std::string name, std::string help, bool required,
                              std::vector<std::string> choices) {
   opts_.push_back({std::move(name), std::move(help), required, false, std::move(choices)});
+  return *this;
+}
+
+ArgParser& ArgParser::repeated(std::string name, std::string help) {
+  opts_.push_back({std::move(name), std::move(help), false, false, {}, true});
   return *this;
 }
 
@@ -127,7 +137,7 @@ std::string ArgParser::help() const {
 }
 
 Error ArgParser::usage_error(const std::string& message) const {
-  return Error{usage() + "\n" + prog_ + ": error: " + message, 2};
+  return Error{usage() + "\n" + prog_ + ": error: " + message, 2, ErrorKind::usage};
 }
 
 Expected<ParsedArgs> ArgParser::parse(const std::vector<std::string>& args) const {
@@ -192,6 +202,7 @@ Expected<ParsedArgs> ArgParser::parse(const std::vector<std::string>& args) cons
         }
       }
       out.values_[name] = value;
+      if (o->repeated) out.lists_[name].push_back(value);
       continue;
     }
     if (out.positionals_.size() < pos_.size()) {

@@ -6,7 +6,8 @@
 // Options are long flags (`--name VALUE`, `--name=VALUE`, or a bare
 // `--name` for switches), each also taken by any unambiguous prefix
 // (`--no` for `--node`). Positionals are taken in order. An option given
-// twice keeps its last value. The word after an option that takes a value
+// twice keeps its last value; one declared with repeated() keeps them all
+// (argparse's action="append"). The word after an option that takes a value
 // is that value unless argparse would read it as an option (it names one,
 // or starts with '-' and is neither a negative number nor has a space).
 #pragma once
@@ -28,6 +29,8 @@ class ParsedArgs {
   std::string get_or(const std::string& name, const std::string& fallback) const;
   bool has(const std::string& name) const { return values_.count(name) > 0; }
   bool flag(const std::string& name) const { return flags_.count(name) > 0; }
+  // Every value of a repeated() option, in the order given; none when absent.
+  std::vector<std::string> all(const std::string& name) const;
   const std::vector<std::string>& positionals() const { return positionals_; }
   // Arguments after a literal "--" or everything after the positionals when
   // the parser was told to pass the remainder through.
@@ -36,6 +39,7 @@ class ParsedArgs {
  private:
   friend class ArgParser;
   std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> lists_;
   std::set<std::string> flags_;
   std::vector<std::string> positionals_;
   std::vector<std::string> rest_;
@@ -49,6 +53,8 @@ class ArgParser {
   ArgParser& option(std::string name, std::string help = "", bool required = false,
                     std::vector<std::string> choices = {});
   ArgParser& flag(std::string name, std::string help = "");
+  // An option that may be given several times; see ParsedArgs::all().
+  ArgParser& repeated(std::string name, std::string help = "");
   // Keep unknown trailing words in rest() instead of failing.
   ArgParser& allow_rest() {
     allow_rest_ = true;
@@ -66,7 +72,8 @@ class ArgParser {
   std::string usage() const;
   std::string help() const;
   const std::string& prog() const { return prog_; }
-  // Builds a usage error for checks the caller makes after parsing.
+  // Builds a usage error (ErrorKind::usage, exit code 2) for checks the
+  // caller makes after parsing.
   Error usage_error(const std::string& message) const;
 
  private:
@@ -76,6 +83,7 @@ class ArgParser {
     bool required = false;
     bool is_flag = false;
     std::vector<std::string> choices;
+    bool repeated = false;
   };
   struct Pos {
     std::string name;

@@ -77,6 +77,34 @@ TEST(ArgParser, SwitchesTakeNoValueAndUnknownsAreErrors) {
             std::string::npos);
 }
 
+TEST(ArgParser, ARepeatedOptionKeepsEveryValueInOrder) {
+  ArgParser p("prog");
+  p.repeated("label").option("repo");
+  auto a = p.parse({"--label", "a", "--repo", "r", "--label=b", "--lab", "a", "--repo", "s"});
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->all("label"), (std::vector<std::string>{"a", "b", "a"}));
+  EXPECT_EQ(a->get("label"), "a");
+  // A plain option keeps its last value and lists none.
+  EXPECT_EQ(a->get("repo"), "s");
+  EXPECT_TRUE(a->all("repo").empty());
+  auto none = p.parse({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->all("label").empty());
+  EXPECT_FALSE(none->has("label"));
+  auto missing = p.parse({"--label"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("argument --label: expected one argument"),
+            std::string::npos);
+}
+
+TEST(ArgParser, AUsageErrorIsOfKindUsage) {
+  auto a = move_parser().parse({"--bundle", "B"});
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error().kind, ErrorKind::usage);
+  EXPECT_EQ(a.error().exit_code, 2);
+  EXPECT_EQ(move_parser().usage_error("x").kind, ErrorKind::usage);
+}
+
 TEST(ParseInt, ReadsWhatPythonsIntReads) {
   EXPECT_EQ(parse_int("3"), 3);
   EXPECT_EQ(parse_int(" 3\t\n"), 3);
