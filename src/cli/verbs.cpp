@@ -23,6 +23,7 @@ constexpr Verb kVerbs[] = {
      verb_install},
     {"sim-agent", "the simulated agent CLI behind --agent sim (demo, tests, benchmarks)",
      verb_sim_agent},
+    {"issue", "local issues: file, list, show and close them", verb_issue},
     {"run-bundle", "drive one bundle: plan, tasks, gates, pull request or ready branch",
      verb_run_bundle},
     {"demo", "build a sample repository and drive one bundle to a ready branch, offline",
