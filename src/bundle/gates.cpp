@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "bundle/answer.h"
 #include "bundle/recovery.h"
 #include "bundle/words.h"
 #include "lane/routes.h"
@@ -85,7 +86,7 @@ Expected<Step> to_repair(BundleRun& run, const std::string& node, std::string_vi
   if (repairs <= run.walker.max_cycles(target)) return Step{};
   DG_TRY(auto human, run.walker.follow(kLane, target, lane::route::kExhausted, ""));
   std::string why = what + " after " + std::to_string(repairs - 1) + " repairs";
-  DG_CHECK(run.journal.move(kBundleCursor, human, lane::event::kAwaitingHuman, Json(),
+  DG_CHECK(run.journal.move(kBundleCursor, human, lane::event::kAwaitingHuman, waiting_merge(why),
                             Json{{"blocker", why}, {"recovery", "exhausted"}}));
   return Step{why, "", false};
 }
@@ -235,11 +236,11 @@ Expected<Step> review_gate(BundleRun& run, const GateInputs& in, const std::stri
   if (!survived.empty()) {
     auto park = run.walker.shared_node_of_type("cursor_interrupt");
     if (!park) return fail("GRAPH.yaml has no shared node where a cursor waits for a person");
+    std::string why = "review findings survived a repair cycle: " + clip(join(survived, "; "), 300);
     DG_CHECK(run.journal.move(
-        kBundleCursor, *park, lane::event::kAwaitingHuman, Json(),
+        kBundleCursor, *park, lane::event::kAwaitingHuman, waiting_merge(why),
         Json{{"blocker", "review findings survived a repair cycle"}, {"findings", survived}}));
-    return Step{"review findings survived a repair cycle: " + clip(join(survived, "; "), 300), "",
-                false};
+    return Step{why, "", false};
   }
   Json f = {{"findings", r.findings}, {"concerns", r.raw.value("concerns", Json::array())}};
   return to_repair(run, node, lane::route::kFindings, lane::event::kReviewFindings, r.detail(),
@@ -297,7 +298,8 @@ Expected<Step> docs_gate(BundleRun& run, const GateInputs& in, const std::string
 
 Expected<std::string> run_plan(BundleRun& run, const GateInputs& in) {
   const std::string node = "plan_bundle";
-  std::string extra;
+  // A person's answer set the cursor going again: the first dispatch has it.
+  std::string extra = answer_for_dispatch(run.layout, kBundleCursor, run.journal.cursor());
   while (run.journal.node(kBundleCursor) == node) {
     templates::Values v{{"bundle_id", run.bundle()},
                         {"spec_path", in.spec_path},
@@ -357,7 +359,7 @@ Expected<std::string> run_plan(BundleRun& run, const GateInputs& in) {
 }
 
 Expected<std::string> run_gates(BundleRun& run, const GateInputs& in, std::string& evidence) {
-  std::string extra;
+  std::string extra = answer_for_dispatch(run.layout, kBundleCursor, run.journal.cursor());
   while (true) {
     std::string node = run.journal.node(kBundleCursor);
     Expected<Step> step = Step{};

@@ -12,6 +12,8 @@
 // - A persona's result for the bundle cursor's current visit is reused; the
 //   plan, repairs and documentation changes are committed by pathspec once,
 //   each with a `Devgraph-Bundle-Step` trailer looked up before a repeat.
+// - A bundle cursor a person answered (src/inbox/) carries the answer in
+//   the first dispatch of the node it came back to (bundle/answer.h).
 // - Returns "" when the bundle reached create_pr's doorstep (ready to
 //   deliver), else the reason it cannot go on; an Error when the journal
 //   refused a change.

@@ -44,6 +44,11 @@ struct BundleLayout {
   std::string context(const std::optional<std::string>& task) const {
     return task ? task_dir(*task) + "/context.md" : bundle_context();
   }
+  // A person's answer to the cursor (a task's, or the bundle's) that
+  // waited for one (bundle/answer.h).
+  std::string answer(const std::optional<std::string>& task) const {
+    return (task ? task_dir(*task) : dir()) + "/answer.md";
+  }
   std::string result(const std::string& persona, const std::optional<std::string>& task) const {
     return (task ? task_dir(*task) : dir()) + "/" + persona + ".result.json";
   }

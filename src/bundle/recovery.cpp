@@ -14,7 +14,6 @@ namespace {
 constexpr const char* kDecisionKey = "recovery";  // on the cursor: "retry" | "human"
 constexpr const char* kRetriesKey = "recovery_retries";
 constexpr const char* kContextKey = "context_recoveries";
-constexpr const char* kWhyKey = "recovery_why";
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
@@ -113,6 +112,10 @@ RecoveryDecision decide(const lane::Walker& walker, const std::string& node, con
   return d;
 }
 
+Json waiting_merge(const std::string& why) {
+  return Json{{kWaitingWhyKey, clip(why, 300)}};
+}
+
 Budgets spent_budgets(const Json& cursor) {
   Budgets b;
   b.retries = static_cast<int>(cursor.value(kRetriesKey, 0LL));
@@ -146,7 +149,7 @@ Expected<Recovered> leave(BundleRun& run, const std::string& lane,
   }
   detail["blocker"] = why;
   detail["recovery"] = "exhausted";
-  DG_CHECK(run.journal.move(task, target, lane::event::kAwaitingHuman, Json(), detail));
+  DG_CHECK(run.journal.move(task, target, lane::event::kAwaitingHuman, waiting_merge(why), detail));
   return r;
 }
 
@@ -173,7 +176,7 @@ Expected<Recovered> pass(BundleRun& run, const std::string& lane,
   merge[kDecisionKey] = d.retry ? "retry" : "human";
   merge[kRetriesKey] = b.retries;
   merge[kContextKey] = b.context;
-  merge[kWhyKey] = clip(d.why, 300);
+  merge[kWaitingWhyKey] = clip(d.why, 300);
   DG_CHECK(run.journal.move(task, into, d.event, merge, detail));
   return leave(run, lane, task, d.retry, d.why);
 }
@@ -182,7 +185,7 @@ Expected<Recovered> resume(BundleRun& run, const std::string& lane,
                            const std::optional<std::string>& task) {
   Json c = task ? run.journal.task_cursor(*task) : run.journal.cursor();
   bool retry = json_str(c, kDecisionKey) == "retry";
-  std::string why = json_str(c, kWhyKey, "waiting for a person since an earlier run");
+  std::string why = json_str(c, kWaitingWhyKey, "waiting for a person since an earlier run");
   return leave(run, lane, task, retry, why);
 }
 

@@ -21,6 +21,9 @@
 //   interrupt (a route to the run's human_required stops only this
 //   cursor). resume() finishes the second move for a cursor a killed
 //   driver left standing on a recovery node.
+// - Every cursor that waits for a person says why on its record
+//   (kWaitingWhyKey), whichever part of the driver parked it: the inbox
+//   (src/inbox/) shows that line to the person.
 #pragma once
 
 #include <optional>
@@ -33,6 +36,12 @@
 #include "util/json.h"
 
 namespace devgraph::bundle {
+
+// The cursor's field saying why it waits for a person (or, on a recovery
+// node, why recovery decided what it did), clipped to 300 characters.
+inline constexpr const char* kWaitingWhyKey = "recovery_why";
+// The merge for a move to the cursor interrupt: the reason, on the cursor.
+Json waiting_merge(const std::string& why);
 
 // Where to look for what a persona said it was missing.
 struct ContextSources {

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <sstream>
 
+#include "bundle/answer.h"
 #include "bundle/recovery.h"
 #include "lane/routes.h"
 #include "proc/stop_signals.h"
@@ -254,7 +255,7 @@ Status TaskLane::start_repair(TaskRun& t, std::vector<std::string> findings, Jso
     DG_TRY(auto human, run_.walker.follow(kLane, target, lane::route::kExhausted, ""));
     std::string why = t.id + ": findings survive " + std::to_string(t.repairs - 1) +
                       " repair cycles: " + clip(join(findings, "; "), 300);
-    DG_CHECK(run_.journal.move(t.id, human, lane::event::kAwaitingHuman, Json(),
+    DG_CHECK(run_.journal.move(t.id, human, lane::event::kAwaitingHuman, waiting_merge(why),
                                Json{{"blocker", why}, {"recovery", "exhausted"}}));
     t.stage = Stage::blocked;
     t.blocker = why;
@@ -301,7 +302,7 @@ Status TaskLane::block(TaskRun& t, const std::string& why) {
   t.blocker = why;
   auto park = run_.walker.shared_node_of_type("cursor_interrupt");
   if (!park) return fail("GRAPH.yaml has no shared node where a cursor waits for a person");
-  return run_.journal.move(t.id, *park, lane::event::kAwaitingHuman, Json(),
+  return run_.journal.move(t.id, *park, lane::event::kAwaitingHuman, waiting_merge(why),
                            Json{{"blocker", why}});
 }
 
@@ -455,7 +456,7 @@ Status TaskLane::adopt_cursors() {
       t.stage = Stage::done;
     } else if (status == "waiting_human") {
       t.stage = Stage::blocked;
-      t.blocker = json_str(c, "recovery_why", "awaiting human input from a previous session");
+      t.blocker = json_str(c, kWaitingWhyKey, "awaiting human input from a previous session");
       t.held = json_str_list(c, "footprint_outside");
     } else {
       t.stage = Stage::active;
@@ -485,6 +486,9 @@ Status TaskLane::adopt_cursors() {
       extra = "Repair the findings recorded for this task: " +
               templates::fence_data("findings", f ? *f : "");
     }
+    // A person's answer set this cursor going: its next dispatch carries it.
+    std::string answer = answer_for_dispatch(run_.layout, id, run_.journal.task_cursor(id));
+    if (!answer.empty()) extra += (extra.empty() ? "" : "\n\n") + answer;
     DG_CHECK(enter(t, t.node, extra));
   }
   return {};

@@ -19,7 +19,10 @@
 // - Tasks waiting for a human keep their uncommitted files and their
 //   footprints: they are neither runnable nor free slots, other tasks'
 //   commits never take their files, and a path one of them wrote outside
-//   its footprint (FOOTPRINT_VIOLATION) is held for the human.
+//   its footprint (FOOTPRINT_VIOLATION) is held for the human. Once a
+//   person has answered (src/inbox/), the cursor is active again where it
+//   came from and is simply driven on; its next dispatch carries the
+//   answer (bundle/answer.h).
 // - Completions are served by urgency: the task with the longest chain of
 //   dependent tasks ahead first (schedule::tail_lengths); runnable tasks
 //   start in the same order.

@@ -293,6 +293,9 @@ TEST_F(BundleDriver, FindingsThatSurviveEveryRepairCycleWaitForAPerson) {
   ASSERT_EQ(waiting.size(), 1u);
   EXPECT_EQ(waiting[0]["lane_from"], "repair_task");
   EXPECT_EQ(task("T1")["status"], "waiting_human");
+  // The cursor says why it waits, in the event's words (the inbox shows it).
+  EXPECT_EQ(task("T1")["recovery_why"], waiting[0]["blocker"]);
+  EXPECT_NE(waiting[0]["blocker"].get<std::string>().find("off by one"), std::string::npos);
   EXPECT_EQ(commits_of("T1"), 0u);
 }
 
