@@ -1,9 +1,9 @@
-// What the bundle and task lanes take from GRAPH.yaml, declared in one
-// place: every (node, route) pair the engine may follow and every event
-// type it may write. Walker::next() refuses a pair that is not listed, and
-// a unit test holds both lists to the shipped graph (each pair is a route
-// of that node, each event is in the vocabulary), so code and graph cannot
-// drift apart without a failing test.
+// What the bundle and task lanes (and the inbox that answers their waiting
+// cursors) take from GRAPH.yaml, declared in one place: every (node, route)
+// pair the engine may follow and every event type it may write. Walker::next() refuses a pair that
+// is not listed, and a unit test holds both lists to the shipped graph (each pair is a route of
+// that node, each event is in the vocabulary), so code and graph cannot drift apart without a
+// failing test.
 #pragma once
 
 #include <string_view>
@@ -34,6 +34,7 @@ inline constexpr std::string_view kDoneWithConcerns = "done_with_concerns";
 inline constexpr std::string_view kTaskAvailable = "task_available";
 inline constexpr std::string_view kDeadlock = "deadlock";
 inline constexpr std::string_view kTasksComplete = "bundle_tasks_complete";
+inline constexpr std::string_view kSupplied = "supplied";
 }  // namespace route
 
 inline constexpr RouteUse kRoutesTaken[] = {
@@ -74,6 +75,8 @@ inline constexpr RouteUse kRoutesTaken[] = {
     {"context_recovery", route::kUnresolved},
     {"blocker_recovery", route::kRecovered},
     {"blocker_recovery", route::kExhausted},
+    // A person answered (src/inbox/).
+    {"awaiting_human", route::kSupplied},
 };
 
 // Event types the engine writes.
@@ -107,6 +110,8 @@ inline constexpr std::string_view kRecovered = "RECOVERED";
 inline constexpr std::string_view kRecoveryExhausted = "RECOVERY_EXHAUSTED";
 inline constexpr std::string_view kAwaitingHuman = "AWAITING_HUMAN";
 inline constexpr std::string_view kNote = "NOTE";
+// A run at its terminal interrupt reopened by a person's answer (src/inbox/).
+inline constexpr std::string_view kRunResumed = "RUN_RESUMED";
 }  // namespace event
 
 inline constexpr std::string_view kEventsWritten[] = {
@@ -139,6 +144,7 @@ inline constexpr std::string_view kEventsWritten[] = {
     event::kRecoveryExhausted,
     event::kAwaitingHuman,
     event::kNote,
+    event::kRunResumed,
 };
 
 // The event a node's own outcome records when its cursor moves on (done,

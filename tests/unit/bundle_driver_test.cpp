@@ -15,6 +15,7 @@
 #include <set>
 
 #include "contracts/schema.h"
+#include "inbox/inbox.h"
 #include "skill/skill.h"
 #include "support/fake_gh.h"
 #include "support/fake_git.h"
@@ -56,6 +57,8 @@ class BundleDriver : public ::testing::Test {
   std::map<std::string, Json> scripted;
   // "persona task" -> extra paths the persona writes.
   std::map<std::string, std::vector<std::string>> extra_writes;
+  // "persona task" -> the dispatch text of each launch, in order.
+  std::map<std::string, std::vector<std::string>> dispatches;
 
   void SetUp() override {
     ASSERT_TRUE(make_directories(worktree).ok());
@@ -77,6 +80,7 @@ class BundleDriver : public ::testing::Test {
 
   Json persona(const agents::LaunchRequest& req, int call) {
     std::string task = req.task ? *req.task : "-";
+    dispatches[req.persona + " " + task].push_back(req.dispatch);
     auto it = scripted.find(req.persona + " " + task + " " + std::to_string(call));
     for (const auto& p : extra_writes[req.persona + " " + task]) write(p, "extra\n");
     if (it != scripted.end()) return it->second;
@@ -419,6 +423,67 @@ TEST_F(BundleDriver, AReviewersUnanswerableQuestionStopsTheBundleForAPerson) {
   EXPECT_EQ(state()["bundles_runtime"]["b1"]["node"], "awaiting_human");
   EXPECT_EQ(of("AWAITING_HUMAN").at(0)["lane_from"], "blocker_recovery");
   EXPECT_EQ(commits_of("T1"), 1u);  // the tasks' work is kept
+}
+
+// What a person does with `devgraph answer`: the inbox's answer.
+void answer_item(RunStore& store, const Graph& graph, const std::string& key,
+                 const std::string& text) {
+  auto state = store.read();
+  ASSERT_TRUE(state.ok());
+  for (const auto& item : inbox::items_of_run(*state, store.run_dir()))
+    if (item.key == key) {
+      auto done = inbox::answer(store, graph, item, inbox::AnswerKind::text, text);
+      ASSERT_TRUE(done.ok()) << done.error().message;
+      return;
+    }
+  FAIL() << key << " does not wait for a person";
+}
+
+TEST_F(BundleDriver, AnAnsweredTaskGoesOnWithTheAnswerInItsNextDispatchOnly) {
+  plan = {{"T1", {}, {}}};
+  scripted["tdd-writer T1 1"] =
+      answer("BLOCKED", "usage limit", {{"blockers", Json::array({"provider_limit"})}});
+  auto first = launcher();
+  ASSERT_EQ(drive(first).exit_code, kExitBlocked);
+  EXPECT_EQ(task("T1")["node"], "awaiting_human");
+  answer_item(store, graph, "b1/T1", "the answer XYZZY");
+  ASSERT_EQ(task("T1")["node"], "write_tdd");
+  scripted.clear();
+  dispatches.clear();
+  auto second = launcher();
+  auto out = drive(second);
+  EXPECT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  ASSERT_EQ(dispatches["tdd-writer T1"].size(), 1u);
+  const std::string& sent = dispatches["tdd-writer T1"][0];
+  auto fence = sent.find("```text\nthe answer XYZZY\n```");
+  EXPECT_NE(fence, std::string::npos) << sent;
+  EXPECT_NE(sent.find("A person answered"), std::string::npos) << sent;
+  for (const auto& later : dispatches["developer T1"])
+    EXPECT_EQ(later.find("XYZZY"), std::string::npos) << later;
+  EXPECT_EQ(task("T1")["status"], "complete");
+}
+
+TEST_F(BundleDriver, AnAnsweredBundleCursorGoesBackToItsGateWithTheAnswer) {
+  plan = {{"T1", {}, {}}};
+  scripted["code-reviewer - 1"] =
+      answer("BLOCKED", "cannot read the diff", {{"blockers", Json::array({"provider_limit"})}});
+  auto first = launcher();
+  ASSERT_EQ(drive(first).exit_code, kExitBlocked);
+  answer_item(store, graph, "b1", "read whole-branch.diff, PLUGH");
+  EXPECT_EQ(state()["bundles_runtime"]["b1"]["node"], "final_review");
+  scripted.clear();
+  dispatches.clear();
+  auto second = launcher();
+  auto out = drive(second);
+  EXPECT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  ASSERT_EQ(dispatches["code-reviewer -"].size(), 1u);
+  EXPECT_NE(dispatches["code-reviewer -"][0].find("```text\nread whole-branch.diff, PLUGH\n```"),
+            std::string::npos)
+      << dispatches["code-reviewer -"][0];
+  for (const auto& later : dispatches["documentation-reviewer -"])
+    EXPECT_EQ(later.find("PLUGH"), std::string::npos) << later;
+  EXPECT_EQ(state()["bundles_runtime"]["b1"]["status"], "complete");
+  EXPECT_EQ(second.calls("tdd-writer T1"), 0);  // the committed task is not run again
 }
 
 TEST_F(BundleDriver, AResumedDriverReusesTheResultsSavedForTheSameVisit) {
