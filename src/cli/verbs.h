@@ -51,5 +51,7 @@ int verb_run_bundle(const VerbArgs& args);
 int verb_demo(const VerbArgs& args);
 int verb_install(const VerbArgs& args);
 int verb_sim_agent(const VerbArgs& args);
+int verb_inbox(const VerbArgs& args);
+int verb_answer(const VerbArgs& args);
 
 }  // namespace devgraph

@@ -42,7 +42,9 @@
 //     store's move fields "bundle", "task", "cursor", "lane_from",
 //     "lane_to") and "answer" ("supplied" | "approved"), "answer_path".
 //     The cursor's status is "active" again and it carries the `answer`
-//     record its next dispatch reads (bundle/answer.h).
+//     record its next dispatch reads (bundle/answer.h). Its recovery
+//     budgets stay as they were: an answer buys one more attempt, and a
+//     persona that stops again comes back to the inbox.
 //   * text / approve, a parked entry: no cursor moves; the event has no
 //     lane_to; the bundle cursor, when there is one, gets the answer
 //     record for its current visit.

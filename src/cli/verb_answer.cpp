@@ -1,0 +1,123 @@
+// `devgraph answer ITEM (--text TEXT | --file F | --approve | --reject
+// [--text WHY]) [--repo DIR] [--run RUN_ID]`: answers one item of the
+// inbox (src/inbox/inbox.h) and says what happens next, in one line.
+// ITEM is taken from the newest run in which it waits, or from --run.
+#include "cli/verbs.h"
+#include "contracts/schema.h"
+#include "graph/graph.h"
+#include "inbox/inbox.h"
+#include "skill/skill.h"
+#include "store/run_store.h"
+#include "util/args.h"
+#include "util/console.h"
+#include "util/fs.h"
+
+namespace devgraph {
+namespace {
+
+// The answer's kind and text from the flags: exactly one of --text,
+// --file, --approve and --reject, where --reject may take --text as its
+// reason.
+Expected<std::pair<inbox::AnswerKind, std::string>> answer_of(const ParsedArgs& a) {
+  auto usage = [](const std::string& m) { return fail(ErrorKind::usage, m, 2); };
+  bool text = a.has("text"), file = a.has("file");
+  bool approve = a.flag("approve"), reject = a.flag("reject");
+  int given = text + file + approve + reject - (reject && text);
+  if (given == 0) return usage("one of --text, --file, --approve or --reject is required");
+  if (given > 1)
+    return usage(
+        "--text, --file, --approve and --reject exclude each other (--reject takes --text as its "
+        "reason)");
+  if (reject) return std::pair{inbox::AnswerKind::reject, a.get_or("text", "")};
+  if (approve) return std::pair{inbox::AnswerKind::approve, std::string()};
+  std::string body;
+  if (file) {
+    auto read = read_file(*a.get("file"));
+    if (!read) return fail("--file " + *a.get("file") + ": " + read.error().message);
+    body = std::move(*read);
+  } else {
+    body = *a.get("text");
+  }
+  if (body.find_first_not_of(" \t\r\n") == std::string::npos)
+    return usage(file ? "--file " + *a.get("file") + " is empty" : "--text is empty");
+  return std::pair{inbox::AnswerKind::text, std::move(body)};
+}
+
+// The waiting item named `key`: in run `run` when given, else in the
+// newest run in which it waits.
+Expected<inbox::Item> find_item(const std::string& home, const std::string& key,
+                                const std::optional<std::string>& run) {
+  std::vector<inbox::Item> items;
+  std::string where = "any live run of this repository";
+  if (run) {
+    std::string dir = join_path(join_path(home, "runs"), *run);
+    auto state = read_run_state(dir);
+    if (!state) return fail(ErrorKind::not_found, "--run " + *run + ": no such run in " + home);
+    items = inbox::items_of_run(*state, dir);
+    where = "run " + *run;
+  } else {
+    DG_TRY(items, inbox::list_items(home));
+  }
+  for (auto& i : items)
+    if (i.key == key) return std::move(i);
+  return fail(ErrorKind::not_found,
+              key + " does not wait for a person in " + where + " (see `devgraph inbox`)");
+}
+
+std::string what_next(const inbox::Item& item, inbox::AnswerKind kind, const inbox::Answered& a) {
+  if (kind == inbox::AnswerKind::reject)
+    return "bundle " + item.bundle +
+           " is rejected: `devgraph run` will not relaunch it and its work stays where it "
+           "stopped; the reason is in " +
+           a.answer_path;
+  std::string when = " when `devgraph run` resumes the run";
+  std::string reopened = a.reopened ? " (run " + item.run_id + " reopened)" : "";
+  if (a.continues_at)
+    return item.key + " will continue at " + *a.continues_at + when + reopened +
+           "; the answer is in " + a.answer_path;
+  return "bundle " + item.bundle + " will be relaunched" + when + reopened + "; the answer is in " +
+         a.answer_path;
+}
+
+}  // namespace
+
+int verb_answer(const VerbArgs& args) {
+  ArgParser p("devgraph answer");
+  p.description("Answer what a bundle or task waits for, so the run can go on.")
+      .positional("item", "B or B/T, as `devgraph inbox` lists it")
+      .option("text", "the answer (with --reject: the reason)")
+      .option("file", "a file holding the answer")
+      .flag("approve", "approve going on from where the work stopped")
+      .flag("reject", "reject the bundle: it is never relaunched")
+      .option("repo", "the repository (default: the current directory)")
+      .option("run", "the run id (default: the newest run in which ITEM waits)")
+      .option("skill", "asset directory (GRAPH.yaml, contracts/)");
+  auto a = p.parse(args);
+  if (!a) return report_error("answer", a.error());
+  const std::string key = a->positionals()[0];
+  auto parsed = inbox::parse_key(key);
+  if (!parsed) return report_error("answer", parsed.error());
+  auto run = a->get("run");
+  if (run && !is_valid_id(*run))
+    return report_error("answer",
+                        fail(ErrorKind::usage, "--run " + py_repr(*run) + " is not a run id", 2));
+  auto what = answer_of(*a);
+  if (!what) return report_error("answer", what.error());
+  auto home = inbox::develop_home_of(a->get_or("repo", "."));
+  if (!home) return report_error("answer", home.error());
+  auto item = find_item(*home, key, run);
+  if (!item) return report_error("answer", item.error());
+  auto skill = locate_skill(a->get("skill"));
+  if (!skill) return report_error("answer", skill.error());
+  auto graph = Graph::load(*skill);
+  if (!graph) return report_error("answer", graph.error());
+  auto schema = Schema::load(state_schema_path(*skill));
+  if (!schema) return report_error("answer", schema.error());
+  RunStore store(item->run_dir, *graph, *schema);
+  auto done = inbox::answer(store, *graph, *item, what->first, what->second);
+  if (!done) return report_error("answer", done.error());
+  out() << what_next(*item, what->first, *done) << "\n";
+  return 0;
+}
+
+}  // namespace devgraph

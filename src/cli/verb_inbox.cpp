@@ -1,0 +1,48 @@
+// `devgraph inbox [--repo DIR] [--json]`: what waits for a person in the
+// repository's live runs (src/inbox/inbox.h), one block per item with the
+// way to answer it, or a JSON array.
+#include "cli/verbs.h"
+#include "inbox/inbox.h"
+#include "util/args.h"
+#include "util/console.h"
+#include "util/fs.h"
+
+namespace devgraph {
+
+int verb_inbox(const VerbArgs& args) {
+  ArgParser p("devgraph inbox");
+  p.description("List what waits for a person in this repository's runs.")
+      .option("repo", "the repository (default: the current directory)")
+      .option("skill", "asset directory (accepted by every verb; unused here)")
+      .flag("json", "print one JSON array of items");
+  auto a = p.parse(args);
+  if (!a) return report_error("inbox", a.error());
+  auto home = inbox::develop_home_of(a->get_or("repo", "."));
+  if (!home) return report_error("inbox", home.error());
+  auto items = inbox::list_items(*home);
+  if (!items) return report_error("inbox", items.error());
+  if (a->flag("json")) {
+    Json list = Json::array();
+    for (const auto& i : *items) list.push_back(i.to_json());
+    out() << dump_py(list, 2) << "\n";
+    return 0;
+  }
+  if (items->empty()) {
+    out() << "nothing waits for a person\n";
+    return 0;
+  }
+  bool first = true;
+  for (const auto& i : *items) {
+    out() << (first ? "" : "\n") << i.key << "  (run " << i.run_id
+          << (i.since.empty() ? "" : ", waiting since " + i.since) << ")\n"
+          << "  reason:   " << i.reason << "\n"
+          << "  question: " << i.question << "\n"
+          << "  evidence: " << (i.evidence.empty() ? "none" : i.evidence) << "\n"
+          << "  answer:   devgraph answer " << i.key << " --run " << i.run_id
+          << " (--text TEXT | --file F | --approve | --reject [--text WHY])\n";
+    first = false;
+  }
+  return 0;
+}
+
+}  // namespace devgraph
