@@ -2,6 +2,10 @@
 // [--text WHY]) [--repo DIR] [--run RUN_ID]`: answers one item of the
 // inbox (src/inbox/inbox.h) and says what happens next, in one line.
 // ITEM is taken from the newest run in which it waits, or from --run.
+//
+// Exit codes: 0 answered; 1 refused or failed (the item does not wait, the
+// run refused the change); 3 a usage error or no git repository at
+// --repo, found before anything is written.
 #include "cli/verbs.h"
 #include "contracts/schema.h"
 #include "graph/graph.h"
@@ -15,11 +19,20 @@
 namespace devgraph {
 namespace {
 
+constexpr int kExitUsage = 3;
+
+// Usage errors (the parser's and this verb's own checks) exit 3.
+int report(const Error& e) {
+  Error u = e;
+  if (u.kind == ErrorKind::usage && u.exit_code != 0) u.exit_code = kExitUsage;
+  return report_error("answer", u);
+}
+
 // The answer's kind and text from the flags: exactly one of --text,
 // --file, --approve and --reject, where --reject may take --text as its
 // reason.
 Expected<std::pair<inbox::AnswerKind, std::string>> answer_of(const ParsedArgs& a) {
-  auto usage = [](const std::string& m) { return fail(ErrorKind::usage, m, 2); };
+  auto usage = [](const std::string& m) { return fail(ErrorKind::usage, m, kExitUsage); };
   bool text = a.has("text"), file = a.has("file");
   bool approve = a.flag("approve"), reject = a.flag("reject");
   int given = text + file + approve + reject - (reject && text);
@@ -93,29 +106,29 @@ int verb_answer(const VerbArgs& args) {
       .option("run", "the run id (default: the newest run in which ITEM waits)")
       .option("skill", "asset directory (GRAPH.yaml, contracts/)");
   auto a = p.parse(args);
-  if (!a) return report_error("answer", a.error());
+  if (!a) return report(a.error());
   const std::string key = a->positionals()[0];
   auto parsed = inbox::parse_key(key);
-  if (!parsed) return report_error("answer", parsed.error());
+  if (!parsed) return report(parsed.error());
   auto run = a->get("run");
   if (run && !is_valid_id(*run))
-    return report_error("answer",
-                        fail(ErrorKind::usage, "--run " + py_repr(*run) + " is not a run id", 2));
+    return report(
+        fail(ErrorKind::usage, "--run " + py_repr(*run) + " is not a run id", kExitUsage));
   auto what = answer_of(*a);
-  if (!what) return report_error("answer", what.error());
+  if (!what) return report(what.error());
   auto home = inbox::develop_home_of(a->get_or("repo", "."));
-  if (!home) return report_error("answer", home.error());
+  if (!home) return report(home.error());
   auto item = find_item(*home, key, run);
-  if (!item) return report_error("answer", item.error());
+  if (!item) return report(item.error());
   auto skill = locate_skill(a->get("skill"));
-  if (!skill) return report_error("answer", skill.error());
+  if (!skill) return report(skill.error());
   auto graph = Graph::load(*skill);
-  if (!graph) return report_error("answer", graph.error());
+  if (!graph) return report(graph.error());
   auto schema = Schema::load(state_schema_path(*skill));
-  if (!schema) return report_error("answer", schema.error());
+  if (!schema) return report(schema.error());
   RunStore store(item->run_dir, *graph, *schema);
   auto done = inbox::answer(store, *graph, *item, what->first, what->second);
-  if (!done) return report_error("answer", done.error());
+  if (!done) return report(done.error());
   out() << what_next(*item, what->first, *done) << "\n";
   return 0;
 }

@@ -1,6 +1,9 @@
 // `devgraph inbox [--repo DIR] [--json]`: what waits for a person in the
 // repository's live runs (src/inbox/inbox.h), one block per item with the
 // way to answer it, or a JSON array.
+//
+// Exit codes: 0 listed (also when nothing waits); 3 a usage error or no
+// git repository at --repo.
 #include "cli/verbs.h"
 #include "inbox/inbox.h"
 #include "util/args.h"
@@ -8,6 +11,17 @@
 #include "util/fs.h"
 
 namespace devgraph {
+namespace {
+
+constexpr int kExitUsage = 3;
+
+int report(const Error& e) {
+  Error u = e;
+  if (u.kind == ErrorKind::usage && u.exit_code != 0) u.exit_code = kExitUsage;
+  return report_error("inbox", u);
+}
+
+}  // namespace
 
 int verb_inbox(const VerbArgs& args) {
   ArgParser p("devgraph inbox");
@@ -16,11 +30,11 @@ int verb_inbox(const VerbArgs& args) {
       .option("skill", "asset directory (accepted by every verb; unused here)")
       .flag("json", "print one JSON array of items");
   auto a = p.parse(args);
-  if (!a) return report_error("inbox", a.error());
+  if (!a) return report(a.error());
   auto home = inbox::develop_home_of(a->get_or("repo", "."));
-  if (!home) return report_error("inbox", home.error());
+  if (!home) return report(home.error());
   auto items = inbox::list_items(*home);
-  if (!items) return report_error("inbox", items.error());
+  if (!items) return report(items.error());
   if (a->flag("json")) {
     Json list = Json::array();
     for (const auto& i : *items) list.push_back(i.to_json());

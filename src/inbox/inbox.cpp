@@ -266,7 +266,7 @@ Expected<Key> parse_key(const std::string& key) {
   if (!is_valid_id(k.bundle) || (k.task && !is_valid_id(*k.task)))
     return fail(
         ErrorKind::usage,
-        "item " + py_repr(key) + " is not B or B/T (ids are letters, digits, '_', '.', '-')", 2);
+        "item " + py_repr(key) + " is not B or B/T (ids are letters, digits, '_', '.', '-')", 3);
   return k;
 }
 
@@ -341,11 +341,12 @@ Expected<std::vector<Item>> list_items(const std::string& develop_home) {
 }
 
 Expected<std::string> develop_home_of(const std::string& repo_dir) {
-  std::string dir = absolute_path(repo_dir);
-  auto placement = guard::resolve_placement(dir, std::nullopt, guard::Roots::from_env());
+  const guard::Roots roots = guard::Roots::from_env();
+  std::string dir = guard::resolve_path(repo_dir, absolute_path("."), roots.home);
+  auto placement = guard::resolve_placement(dir, std::nullopt, roots);
   if (!placement)
-    return fail(ErrorKind::not_found,
-                dir + " is not inside a git repository, so it has no runs (see --repo)");
+    return fail(ErrorKind::usage,
+                dir + " is not inside a git repository, so it has no runs (see --repo)", 3);
   return placement->develop_home;
 }
 

@@ -95,12 +95,13 @@ std::vector<Item> items_of_run(const Json& state, const std::string& run_dir);
 
 Expected<std::vector<Item>> list_items(const std::string& develop_home);
 
-// The runs of the repository containing `repo_dir`: the placement guard's
-// develop_home. Not a git repository: ErrorKind::not_found.
+// The runs of the repository containing `repo_dir` (`~` and a relative
+// path taken as a shell would): the placement guard's develop_home. Not a
+// git repository: ErrorKind::usage, exit code 3 (the verbs' usage code).
 Expected<std::string> develop_home_of(const std::string& repo_dir);
 
-// "B" or "B/T" as bundle and task; ErrorKind::usage when either part is
-// not an id.
+// "B" or "B/T" as bundle and task; ErrorKind::usage (exit code 3) when
+// either part is not an id.
 struct Key {
   std::string bundle;
   std::optional<std::string> task;

@@ -281,9 +281,9 @@ TEST_F(InboxCli, OutsideARepositoryBothVerbsSayItInOneLine) {
   ASSERT_TRUE(make_directories(s / "plain").ok());
   park();
   std::string before = snapshot();
-  expect_one_line_error(devgraph({"inbox", "--repo", s / "plain"}), 1,
+  expect_one_line_error(devgraph({"inbox", "--repo", s / "plain"}), 3,
                         "is not inside a git repository");
-  expect_one_line_error(devgraph({"answer", "b1/T1", "--text", "x", "--repo", s / "plain"}), 1,
+  expect_one_line_error(devgraph({"answer", "b1/T1", "--text", "x", "--repo", s / "plain"}), 3,
                         "is not inside a git repository");
   EXPECT_EQ(test::entries(s / "plain"), "");
   EXPECT_EQ(snapshot(), before);
@@ -296,24 +296,30 @@ TEST_F(InboxCli, AnUnknownItemIsAOneLineErrorThatWritesNothing) {
                         "b1/T9 does not wait for a person");
   expect_one_line_error(devgraph({"answer", "b1/T1", "--text", "x", "--repo", repo, "--run", "r9"}),
                         1, "--run r9: no such run");
-  expect_one_line_error(devgraph({"answer", "b1/../T1", "--text", "x", "--repo", repo}), 2,
+  expect_one_line_error(devgraph({"answer", "b1/../T1", "--text", "x", "--repo", repo}), 3,
                         "is not B or B/T");
   EXPECT_EQ(snapshot(), before);
 }
 
 TEST_F(InboxCli, ContradictoryOrMissingAnswerFlagsAreUsageErrorsThatWriteNothing) {
+  // Usage errors exit 3, as `issue` and `run-bundle` do.
   park();
   std::string before = snapshot();
   test::write_text(s / "answer.txt", "from a file\n");
   expect_one_line_error(
-      devgraph({"answer", "b1/T1", "--text", "x", "--file", s / "answer.txt", "--repo", repo}), 2,
+      devgraph({"answer", "b1/T1", "--text", "x", "--file", s / "answer.txt", "--repo", repo}), 3,
       "exclude each other");
-  expect_one_line_error(devgraph({"answer", "b1/T1", "--approve", "--reject", "--repo", repo}), 2,
+  expect_one_line_error(devgraph({"answer", "b1/T1", "--approve", "--reject", "--repo", repo}), 3,
                         "exclude each other");
-  expect_one_line_error(devgraph({"answer", "b1/T1", "--repo", repo}), 2,
+  expect_one_line_error(devgraph({"answer", "b1/T1", "--repo", repo}), 3,
                         "one of --text, --file, --approve or --reject is required");
-  expect_one_line_error(devgraph({"answer", "b1/T1", "--text", " ", "--repo", repo}), 2,
+  expect_one_line_error(devgraph({"answer", "b1/T1", "--text", " ", "--repo", repo}), 3,
                         "--text is empty");
+  // The parser's own errors (no item, an unknown flag) carry the usage line.
+  auto no_item = devgraph({"answer", "--text", "x", "--repo", repo});
+  EXPECT_EQ(no_item.exit_code, 3) << no_item.err;
+  EXPECT_EQ(no_item.err.rfind("usage: devgraph answer", 0), 0u) << no_item.err;
+  EXPECT_EQ(devgraph({"inbox", "--repo", repo, "--bogus"}).exit_code, 3);
   EXPECT_EQ(snapshot(), before);
   // --file alone is an answer.
   auto r = devgraph({"answer", "b1/T1", "--file", s / "answer.txt", "--repo", repo});
