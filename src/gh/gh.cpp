@@ -1,8 +1,10 @@
 #include "gh/gh.h"
 
+#include <cctype>
 #include <utility>
 #include <vector>
 
+#include "gh/closing.h"
 #include "util/json.h"
 
 namespace devgraph::gh {
@@ -53,6 +55,117 @@ bool has_leading_dash(const std::string& s) {
   return !s.empty() && s[0] == '-';
 }
 
+std::string ascii_lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A value quoted in a one-line message: JSON on one line, cut short.
+std::string one_line(const Json& value) {
+  std::string text = dump_py(value);
+  if (text.size() > 80) {
+    text.resize(77);
+    text.append("...");
+  }
+  return text;
+}
+
+// The elements of a list answer, checked one by one. `bad` words what is
+// wrong with element `index`.
+class ListReader {
+ public:
+  ListReader(const Json& element, size_t index, const std::string& what, const char* noun)
+      : j_(element), index_(index), what_(what), noun_(noun) {}
+
+  Error bad(const std::string& why) const {
+    return error_of(kMalformed, what_ + " answered " + noun_ + " (element " +
+                                    std::to_string(index_) + ") " + why);
+  }
+
+  Status object() const {
+    if (!j_.is_object()) return bad("that is not an object: " + one_line(j_));
+    return {};
+  }
+
+  Expected<const Json*> field(const char* key) const {
+    if (!j_.contains(key)) return bad(std::string("without \"") + key + "\"");
+    return &j_.at(key);
+  }
+
+  Expected<long long> number() const {
+    DG_TRY(const Json* n, field("number"));
+    if (!n->is_number_integer() || n->get<long long>() <= 0)
+      return bad("whose \"number\" is not a positive integer: " + one_line(*n));
+    return n->get<long long>();
+  }
+
+  Expected<std::string> str(const char* key, bool may_be_empty = true) const {
+    DG_TRY(const Json* v, field(key));
+    if (!v->is_string())
+      return bad(std::string("whose \"") + key + "\" is not a string: " + one_line(*v));
+    if (!may_be_empty && v->get_ref<const std::string&>().empty())
+      return bad(std::string("whose \"") + key + "\" is empty");
+    return v->get<std::string>();
+  }
+
+ private:
+  const Json& j_;
+  size_t index_;
+  const std::string& what_;
+  const char* noun_;
+};
+
+// The label names of an issue's "labels": objects with a string "name".
+Expected<std::vector<std::string>> label_names(const ListReader& in) {
+  DG_TRY(const Json* labels, in.field("labels"));
+  if (!labels->is_array()) return in.bad("whose \"labels\" is not an array: " + one_line(*labels));
+  std::vector<std::string> names;
+  for (const Json& label : *labels) {
+    if (!label.is_object() || !label.contains("name") || !label.at("name").is_string() ||
+        label.at("name").get_ref<const std::string&>().empty())
+      return in.bad("with a label that has no name: " + one_line(label));
+    names.push_back(label.at("name").get<std::string>());
+  }
+  return names;
+}
+
+Expected<issues::Issue> issue_of(const ListReader& in) {
+  DG_CHECK(in.object());
+  issues::Issue issue;
+  DG_TRY(issue.number, in.number());
+  DG_TRY(issue.title, in.str("title"));
+  DG_TRY(issue.body, in.str("body"));
+  DG_TRY(std::string state, in.str("state"));
+  issue.state = ascii_lower(state);
+  if (issue.state != "open" && issue.state != "closed")
+    return in.bad("whose \"state\" is neither OPEN nor CLOSED: " + one_line(state));
+  DG_TRY(issue.labels, label_names(in));
+  DG_TRY(issue.created, in.str("createdAt", false));
+  DG_TRY(issue.updated, in.str("updatedAt"));
+  issue.parent = issues::parent_from_body(issue.body);
+  issue.priority = issues::priority_from_labels(issue.labels);
+  return issue;
+}
+
+Expected<OpenPr> open_pr_of(const ListReader& in) {
+  DG_CHECK(in.object());
+  OpenPr pr;
+  DG_TRY(pr.number, in.number());
+  DG_TRY(pr.url, in.str("url", false));
+  DG_TRY(pr.head, in.str("headRefName", false));
+  DG_TRY(pr.base, in.str("baseRefName", false));
+  DG_TRY(std::string body, in.str("body"));
+  pr.closes = closing_issues(body);
+  return pr;
+}
+
+bool has_label(const issues::Issue& issue, const std::string& label) {
+  const std::string wanted = ascii_lower(label);
+  for (const std::string& name : issue.labels)
+    if (ascii_lower(name) == wanted) return true;
+  return false;
+}
+
 class RealGh final : public Gh {
  public:
   RealGh(CommandRunner& runner, std::string dir, std::string program)
@@ -100,6 +213,43 @@ class RealGh final : public Gh {
     return MergeAnswer{true, ""};
   }
 
+  Expected<std::vector<issues::Issue>> list_open_issues(
+      const std::optional<std::string>& label) override {
+    std::vector<std::string> args = {
+        "issue",   "list", "--state", "open",
+        "--limit", "1000", "--json",  "number,title,body,labels,state,createdAt,updatedAt"};
+    std::string what = "gh issue list";
+    if (label) {
+      if (label->empty() || has_leading_dash(*label) ||
+          label->find_first_of(",\"\n") != std::string::npos)
+        return error_of(kBadRequest,
+                        "gh issue list: not a label gh reads as one: " + one_line(*label));
+      args.insert(args.end(), {"--label", *label});
+      what += " --label " + *label;
+    }
+    DG_TRY(auto items, list(std::move(args), what));
+    std::vector<issues::Issue> open;
+    for (size_t i = 0; i < items.size(); ++i) {
+      DG_TRY(auto issue, issue_of(ListReader(items[i], i, what, "an issue")));
+      if (issue.state != "open" || (label && !has_label(issue, *label))) continue;
+      open.push_back(std::move(issue));
+    }
+    return open;
+  }
+
+  Expected<std::vector<OpenPr>> list_open_prs() override {
+    const std::string what = "gh pr list";
+    DG_TRY(auto items, list({"pr", "list", "--state", "open", "--limit", "1000", "--json",
+                             "number,url,headRefName,baseRefName,body"},
+                            what));
+    std::vector<OpenPr> prs;
+    for (size_t i = 0; i < items.size(); ++i) {
+      DG_TRY(auto pr, open_pr_of(ListReader(items[i], i, what, "a pull request")));
+      prs.push_back(std::move(pr));
+    }
+    return prs;
+  }
+
  private:
   // Runs gh; a gh that could not be started or did not finish is an Error,
   // a gh that exited (with any status) is a result.
@@ -122,6 +272,22 @@ class RealGh final : public Gh {
     if (r->term_signal != 0)
       return error_of(kFailed, what + " died of signal " + std::to_string(r->term_signal));
     return std::move(r).value();
+  }
+
+  // A list command's answer: a JSON array, whole.
+  Expected<Json> list(std::vector<std::string> args, const std::string& what) {
+    DG_TRY(auto r, run(std::move(args), what));
+    if (r.exit_code != 0) return error_of(kFailed, what + " failed: " + refusal(r));
+    if (r.output_truncated)
+      return error_of(kMalformed, what + " answered more than " +
+                                      std::to_string(CommandSpec().max_output_bytes >> 20) +
+                                      " MiB, which is cut short and not read");
+    auto j = parse_json(r.out, what);
+    if (!j) return error_of(kMalformed, j.error().message);
+    if (!j->is_array())
+      return error_of(kMalformed,
+                      what + " answered something other than an array: " + one_line(*j));
+    return std::move(j).value();
   }
 
   // The three fields asked for, as gh writes them.

@@ -1,17 +1,21 @@
-// The GitHub CLI as bundle delivery uses it: find the pull request of a
-// branch, open one, ask for auto-merge. One small interface, so the code
-// that delivers runs in tests against an in-memory GitHub
+// The GitHub CLI as devgraph uses it: bundle delivery finds the pull
+// request of a branch, opens one and asks for auto-merge; the orchestrator
+// lists the open issues and the open pull requests. One small interface,
+// so the code that uses it runs in tests against an in-memory GitHub
 // (tests/support/fake_gh.h).
 //
 // Contract:
 // - Every call runs `gh` as argv (never a shell; never `gh api`, never
-//   `--jq`) through a CommandRunner in one directory, the bundle worktree,
-//   whose remote tells gh the repository. stdin is /dev/null, prompts and
-//   the update notice are off, and each call has a timeout of kTimeout.
+//   `--jq` or `--template`) through a CommandRunner in one directory (a
+//   bundle worktree, or the repository), whose remote tells gh the
+//   repository. stdin is /dev/null, prompts and the update notice are off,
+//   and each call has a timeout of kTimeout.
 // - A call that cannot say what it was asked is an Error whose `kind` is
 //   one of the kinds below and whose one-line message names the
 //   subcommand and quotes gh's last line of stderr. "No pull request" and
 //   "auto-merge refused" are answers, not errors.
+// - JSON is read whole: an answer with any part not as asked for (a
+//   missing field, a wrong type) is kMalformed, never a partial list.
 // - Nothing is retried here. A call that timed out or failed may still
 //   have taken effect on GitHub, so a caller that must not act twice looks
 //   first and again afterwards (find_pr around create_pr).
@@ -21,7 +25,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "issues/issue.h"
 #include "proc/command.h"
 #include "util/expected.h"
 
@@ -55,6 +61,17 @@ struct MergeAnswer {
   std::string reason;  // gh's last stderr line when not enabled
 };
 
+// An open pull request as `gh pr list` shows it.
+struct OpenPr {
+  long long number = 0;
+  std::string url;
+  std::string head;  // headRefName
+  std::string base;  // baseRefName
+  // The issues of this repository its body closes (gh/closing.h), in the
+  // order of their first mention.
+  std::vector<long long> closes;
+};
+
 class Gh {
  public:
   virtual ~Gh() = default;
@@ -72,6 +89,26 @@ class Gh {
   // or a pull request gh cannot merge, is an answer: not enabled, with
   // gh's reason.
   virtual Expected<MergeAnswer> enable_auto_merge(long long number) = 0;
+
+  // `gh issue list --state open --limit 1000 --json
+  // number,title,body,labels,state,createdAt,updatedAt`, with `--label L`
+  // when a label is given: the open issues, in gh's order (newest first),
+  // at most 1000. Each has its state lower-cased, its labels' names, its
+  // parent from its body (issues::parent_from_body) and its priority from
+  // its labels (issues::priority_from_labels). What gh answers is filtered
+  // again: an issue that is not open, or lacks the label (compared without
+  // regard to ASCII case, as GitHub compares label names), is left out. A
+  // label that is empty, starts with '-' or holds a ',', a '"' or a newline
+  // (gh would read it as a flag or as several labels) is kBadRequest, and
+  // gh is not run.
+  virtual Expected<std::vector<issues::Issue>> list_open_issues(
+      const std::optional<std::string>& label) = 0;
+
+  // `gh pr list --state open --limit 1000 --json
+  // number,url,headRefName,baseRefName,body`: the open pull requests, in
+  // gh's order (newest first), at most 1000, each with the issues its body
+  // closes.
+  virtual Expected<std::vector<OpenPr>> list_open_prs() = 0;
 };
 
 // The real thing: runs `program` (found through PATH when it has no slash)

@@ -1,7 +1,9 @@
 #include "support/fake_gh.h"
 
+#include <cctype>
 #include <utility>
 
+#include "gh/closing.h"
 #include "util/fs.h"
 
 namespace devgraph::test {
@@ -12,6 +14,17 @@ std::optional<Error> take(std::deque<Error>& queue) {
   Error e = std::move(queue.front());
   queue.pop_front();
   return e;
+}
+
+std::string ascii_lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool has_label(const devgraph::issues::Issue& issue, const std::string& label) {
+  for (const auto& name : issue.labels)
+    if (ascii_lower(name) == ascii_lower(label)) return true;
+  return false;
 }
 
 }  // namespace
@@ -59,6 +72,30 @@ Expected<gh::MergeAnswer> FakeGh::enable_auto_merge(long long number) {
   if (refuse_auto_merge) return gh::MergeAnswer{false, *refuse_auto_merge};
   it->second.auto_merge = true;
   return gh::MergeAnswer{true, ""};
+}
+
+Expected<std::vector<devgraph::issues::Issue>> FakeGh::list_open_issues(
+    const std::optional<std::string>& label) {
+  calls.push_back(label ? "list_open_issues " + *label : "list_open_issues");
+  if (auto e = take(issue_list_failures)) return *e;
+  if (label &&
+      (label->empty() || (*label)[0] == '-' || label->find_first_of(",\"\n") != std::string::npos))
+    return Error{"gh issue list: not a label gh reads as one: " + *label, 1, gh::kBadRequest};
+  std::vector<devgraph::issues::Issue> open;
+  for (const auto& issue : issues)
+    if (issue.state == "open" && (!label || has_label(issue, *label))) open.push_back(issue);
+  return open;
+}
+
+Expected<std::vector<gh::OpenPr>> FakeGh::list_open_prs() {
+  calls.push_back("list_open_prs");
+  if (auto e = take(pr_list_failures)) return *e;
+  std::vector<gh::OpenPr> open;
+  for (auto it = prs.rbegin(); it != prs.rend(); ++it)
+    if (it->second.open)
+      open.push_back(gh::OpenPr{it->second.number, it->second.url, it->second.head, it->second.base,
+                                gh::closing_issues(it->second.body)});
+  return open;
 }
 
 size_t FakeGh::count(const std::string& prefix) const {

@@ -127,15 +127,20 @@ TEST(Gh, FindPrRefusesABranchThatWouldReadAsAFlag) {
 
 TEST(Gh, GhThatCannotStartIsNotInstalledForEveryCall) {
   Fixture f;
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < 5; ++i)
     f.runner.answers.push_back(fail("cannot run gh: No such file or directory"));
   auto found = f.gh->find_pr("develop/b1");
   auto created = f.gh->create_pr({"main", "develop/b1", "t", "/b.md"});
   auto merged = f.gh->enable_auto_merge(3);
+  auto issues = f.gh->list_open_issues(std::nullopt);
+  auto prs = f.gh->list_open_prs();
   ASSERT_FALSE(found.ok());
   ASSERT_FALSE(created.ok());
   ASSERT_FALSE(merged.ok());
-  for (const Error* e : {&found.error(), &created.error(), &merged.error()}) {
+  ASSERT_FALSE(issues.ok());
+  ASSERT_FALSE(prs.ok());
+  for (const Error* e :
+       {&found.error(), &created.error(), &merged.error(), &issues.error(), &prs.error()}) {
     EXPECT_EQ(e->kind, kNotInstalled);
     EXPECT_NE(e->message.find("No such file or directory"), std::string::npos) << e->message;
   }
@@ -151,6 +156,16 @@ TEST(Gh, TimeoutIsAnErrorOfItsOwnKind) {
   auto merged = f.gh->enable_auto_merge(3);
   ASSERT_FALSE(merged.ok()) << "a timed-out merge may or may not have enabled auto-merge";
   EXPECT_EQ(merged.error().kind, kTimedOut);
+  f.runner.answers.push_back(CommandResult{-1, 15, true, false, "[", ""});
+  f.runner.answers.push_back(CommandResult{-1, 15, true, false, "[", ""});
+  auto issues = f.gh->list_open_issues(std::nullopt);
+  ASSERT_FALSE(issues.ok());
+  EXPECT_EQ(issues.error().kind, kTimedOut);
+  EXPECT_NE(issues.error().message.find("gh issue list timed out"), std::string::npos)
+      << issues.error().message;
+  auto prs = f.gh->list_open_prs();
+  ASSERT_FALSE(prs.ok());
+  EXPECT_EQ(prs.error().kind, kTimedOut);
 }
 
 TEST(Gh, CreatePrRunsPrCreateWithBaseHeadTitleAndBodyFile) {
@@ -246,21 +261,285 @@ TEST(Gh, EnableAutoMergeRefusesANumberThatIsNoPullRequest) {
   EXPECT_TRUE(f.runner.specs.empty());
 }
 
-TEST(Gh, NoCallRunsAShellApiOrJq) {
+TEST(Gh, NoCallRunsAShellApiJqOrATemplate) {
   Fixture f;
   f.runner.exits(1, "", "no pull requests found for branch \"x\"");
+  // The results are not what this test is about: only the argv is.
   (void)f.gh->find_pr("x");
   (void)f.gh->create_pr({"main", "x", "t", "/b.md"});
   (void)f.gh->enable_auto_merge(1);
-  ASSERT_EQ(f.runner.specs.size(), 3u);
+  (void)f.gh->list_open_issues(std::nullopt);
+  (void)f.gh->list_open_issues("bug");
+  (void)f.gh->list_open_prs();
+  ASSERT_EQ(f.runner.specs.size(), 6u);
   for (const auto& s : f.runner.specs) {
     EXPECT_EQ(s.argv[0], "gh");
-    EXPECT_EQ(s.argv[1], "pr");
+    EXPECT_TRUE(s.argv[1] == "pr" || s.argv[1] == "issue") << s.argv[1];
     for (const auto& a : s.argv) {
       EXPECT_NE(a, "--jq");
+      EXPECT_NE(a, "-q");
+      EXPECT_NE(a, "--template");
+      EXPECT_NE(a, "-t");
       EXPECT_NE(a, "api");
     }
   }
+}
+
+// ---------------------------------------------------------------------------
+// Open issues and open pull requests
+
+// An issue as gh 2.23 writes it in `gh issue list --json ...`.
+Json gh_issue(long long number, const std::string& title, const std::string& body,
+              std::vector<std::string> labels, const std::string& state = "OPEN") {
+  Json j = {{"body", body},
+            {"createdAt", "2026-11-02T09:15:00Z"},
+            {"labels", Json::array()},
+            {"number", number},
+            {"state", state},
+            {"title", title},
+            {"updatedAt", "2026-11-03T10:00:00Z"}};
+  for (const auto& name : labels)
+    j["labels"].push_back(
+        {{"id", "LA_kwDO" + name}, {"name", name}, {"description", ""}, {"color", "d73a4a"}});
+  return j;
+}
+
+TEST(Gh, ListOpenIssuesRunsIssueListWithTheFieldsItReads) {
+  Fixture f;
+  f.runner.exits(0, "[]\n");
+  f.runner.exits(0, "[]\n");
+  auto all = f.gh->list_open_issues(std::nullopt);
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  EXPECT_TRUE(all->empty());
+  auto labelled = f.gh->list_open_issues("devgraph ready");
+  ASSERT_TRUE(labelled.ok()) << labelled.error().message;
+  ASSERT_EQ(f.runner.specs.size(), 2u);
+  EXPECT_EQ(f.runner.specs[0].argv,
+            (Argv{"gh", "issue", "list", "--state", "open", "--limit", "1000", "--json",
+                  "number,title,body,labels,state,createdAt,updatedAt"}));
+  EXPECT_EQ(
+      f.runner.specs[1].argv,
+      (Argv{"gh", "issue", "list", "--state", "open", "--limit", "1000", "--json",
+            "number,title,body,labels,state,createdAt,updatedAt", "--label", "devgraph ready"}));
+  for (const auto& s : f.runner.specs) {
+    EXPECT_EQ(s.cwd, "/repo/worktree");
+    EXPECT_EQ(s.timeout, std::chrono::minutes(5));
+    EXPECT_EQ(s.input, "");
+    EXPECT_EQ(s.env.at("GH_PROMPT_DISABLED"), "1");
+    EXPECT_EQ(s.env.at("GH_NO_UPDATE_NOTIFIER"), "1");
+  }
+}
+
+TEST(Gh, ListOpenIssuesReadsEveryFieldOfEachIssueInGhsOrder) {
+  Fixture f;
+  Json answer = Json::array(
+      {gh_issue(12, "Add a --dry-run flag", "Part of #3\n\nIt should print `$(rm -rf /)`.\n",
+                {"enhancement", "priority: P1", "P2"}),
+       gh_issue(7, "Crash on empty input", "", {})});
+  f.runner.exits(0, dump_py(answer) + "\n");
+  auto got = f.gh->list_open_issues(std::nullopt);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  ASSERT_EQ(got->size(), 2u);
+  const issues::Issue& a = (*got)[0];
+  EXPECT_EQ(a.number, 12);
+  EXPECT_EQ(a.title, "Add a --dry-run flag");
+  EXPECT_EQ(a.body, "Part of #3\n\nIt should print `$(rm -rf /)`.\n");
+  EXPECT_EQ(a.state, "open");
+  EXPECT_EQ(a.labels, (Argv{"enhancement", "priority: P1", "P2"}));
+  EXPECT_EQ(a.parent, std::optional<long long>(3));
+  EXPECT_EQ(a.priority, "P1");
+  EXPECT_EQ(a.created, "2026-11-02T09:15:00Z");
+  EXPECT_EQ(a.updated, "2026-11-03T10:00:00Z");
+  EXPECT_FALSE(a.branch.has_value());
+  EXPECT_FALSE(a.head.has_value());
+  const issues::Issue& b = (*got)[1];
+  EXPECT_EQ(b.number, 7);
+  EXPECT_EQ(b.body, "");
+  EXPECT_TRUE(b.labels.empty());
+  EXPECT_FALSE(b.parent.has_value());
+  EXPECT_EQ(b.priority, "");
+}
+
+TEST(Gh, ListOpenIssuesLeavesOutIssuesThatAreClosedOrLackTheLabel) {
+  // gh was asked for open issues with the label; what it answers is
+  // checked again rather than trusted.
+  Fixture f;
+  Json answer = Json::array({gh_issue(1, "a", "", {"Ready"}), gh_issue(2, "b", "", {"other"}),
+                             gh_issue(3, "c", "", {"ready"}, "CLOSED"),
+                             gh_issue(4, "d", "", {"bug", "READY"})});
+  f.runner.exits(0, dump_py(answer));
+  f.runner.exits(0, dump_py(answer));
+  auto labelled = f.gh->list_open_issues("ready");
+  ASSERT_TRUE(labelled.ok()) << labelled.error().message;
+  ASSERT_EQ(labelled->size(), 2u);
+  EXPECT_EQ((*labelled)[0].number, 1);
+  EXPECT_EQ((*labelled)[1].number, 4);
+  auto all = f.gh->list_open_issues(std::nullopt);
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[2].number, 4);
+}
+
+TEST(Gh, ListOpenIssuesMalformedAnswerIsAnErrorAndNeverAPartialList) {
+  const Json good = gh_issue(1, "a", "", {"x"});
+  auto with = [&](const char* key, Json value) {
+    Json j = good;
+    j[key] = std::move(value);
+    return dump_py(Json::array({good, j}));
+  };
+  auto without = [&](const char* key) {
+    Json j = good;
+    j.erase(key);
+    return dump_py(Json::array({good, j}));
+  };
+  for (std::string answer : {std::string(""),
+                             std::string("not json"),
+                             std::string("{}"),
+                             std::string("null"),
+                             dump_py(good),
+                             std::string("[1]"),
+                             std::string("[[]]"),
+                             without("number"),
+                             with("number", "1"),
+                             with("number", 0),
+                             with("number", -4),
+                             with("number", 1.5),
+                             without("title"),
+                             with("title", nullptr),
+                             without("body"),
+                             with("body", 3),
+                             without("labels"),
+                             with("labels", "x"),
+                             with("labels", Json::array({"x"})),
+                             with("labels", Json::array({Json::object()})),
+                             with("labels", Json::array({{{"name", 1}}})),
+                             without("state"),
+                             with("state", "MERGED"),
+                             with("state", true),
+                             without("createdAt"),
+                             with("createdAt", ""),
+                             without("updatedAt"),
+                             with("updatedAt", 5)}) {
+    Fixture f;
+    f.runner.exits(0, answer);
+    auto issues = f.gh->list_open_issues(std::nullopt);
+    ASSERT_FALSE(issues.ok()) << answer;
+    EXPECT_EQ(issues.error().kind, kMalformed) << answer;
+    EXPECT_EQ(issues.error().message.rfind("gh issue list", 0), 0u) << issues.error().message;
+    EXPECT_EQ(issues.error().message.find('\n'), std::string::npos) << issues.error().message;
+  }
+}
+
+TEST(Gh, ListOpenIssuesMalformedMessageNamesTheElementAndTheField) {
+  Fixture f;
+  Json bad = gh_issue(2, "b", "", {});
+  bad["title"] = 9;
+  f.runner.exits(0, dump_py(Json::array({gh_issue(1, "a", "", {}), bad})));
+  auto issues = f.gh->list_open_issues("x");
+  ASSERT_FALSE(issues.ok());
+  EXPECT_EQ(issues.error().message,
+            "gh issue list --label x answered an issue (element 1) whose \"title\" is not a "
+            "string: 9");
+}
+
+TEST(Gh, ListOutputCutShortIsMalformed) {
+  Fixture f;
+  f.runner.answers.push_back(CommandResult{0, 0, false, true, "}]", ""});
+  auto issues = f.gh->list_open_issues(std::nullopt);
+  ASSERT_FALSE(issues.ok());
+  EXPECT_EQ(issues.error().kind, kMalformed);
+  EXPECT_NE(issues.error().message.find("more than"), std::string::npos) << issues.error().message;
+}
+
+TEST(Gh, ListOpenIssuesRefusesALabelGhWouldMisreadWithoutRunningGh) {
+  Fixture f;
+  for (std::string label : {"", "--web", "-R", "a,b", "say \"hi\"", "two\nlines"}) {
+    auto issues = f.gh->list_open_issues(label);
+    ASSERT_FALSE(issues.ok()) << label;
+    EXPECT_EQ(issues.error().kind, kBadRequest);
+    EXPECT_EQ(issues.error().message.find('\n'), std::string::npos) << issues.error().message;
+  }
+  EXPECT_TRUE(f.runner.specs.empty());
+}
+
+TEST(Gh, ListOpenIssuesFailureQuotesGhsLastStderrLineAndIsNotRetried) {
+  Fixture f;
+  f.runner.exits(1, "", "error connecting to api.github.com\ncheck your internet connection\n");
+  f.runner.exits(0, "[]");
+  auto issues = f.gh->list_open_issues("bug");
+  ASSERT_FALSE(issues.ok());
+  EXPECT_EQ(issues.error().kind, kFailed);
+  EXPECT_EQ(issues.error().message,
+            "gh issue list --label bug failed: check your internet connection");
+  EXPECT_EQ(f.runner.specs.size(), 1u) << "the caller retries, with its back-off";
+}
+
+TEST(Gh, ListOpenPrsRunsPrListAndReadsWhatEachBodyCloses) {
+  Fixture f;
+  f.runner.exits(0, R"([{"baseRefName": "main", "body": "Closes #12\r\nfixes o/r#4, fixes #3",)"
+                    R"( "headRefName": "develop/b2", "number": 9,)"
+                    R"( "url": "https://github.com/o/r/pull/9"},)"
+                    R"( {"baseRefName": "main", "body": "", "headRefName": "fork-branch",)"
+                    R"( "number": 5, "url": "https://github.com/o/r/pull/5"}])"
+                    "\n");
+  auto prs = f.gh->list_open_prs();
+  ASSERT_TRUE(prs.ok()) << prs.error().message;
+  ASSERT_EQ(f.runner.specs.size(), 1u);
+  EXPECT_EQ(f.runner.specs[0].argv, (Argv{"gh", "pr", "list", "--state", "open", "--limit", "1000",
+                                          "--json", "number,url,headRefName,baseRefName,body"}));
+  EXPECT_EQ(f.runner.specs[0].cwd, "/repo/worktree");
+  EXPECT_EQ(f.runner.specs[0].timeout, std::chrono::minutes(5));
+  ASSERT_EQ(prs->size(), 2u);
+  const OpenPr& a = (*prs)[0];
+  EXPECT_EQ(a.number, 9);
+  EXPECT_EQ(a.url, "https://github.com/o/r/pull/9");
+  EXPECT_EQ(a.head, "develop/b2");
+  EXPECT_EQ(a.base, "main");
+  EXPECT_EQ(a.closes, (std::vector<long long>{12, 3}));
+  EXPECT_EQ((*prs)[1].number, 5);
+  EXPECT_TRUE((*prs)[1].closes.empty());
+}
+
+TEST(Gh, ListOpenPrsMalformedAnswerIsAnErrorAndNeverAPartialList) {
+  const Json good = {{"baseRefName", "main"},
+                     {"body", "Fixes #1"},
+                     {"headRefName", "h"},
+                     {"number", 1},
+                     {"url", "https://github.com/o/r/pull/1"}};
+  auto with = [&](const char* key, Json value) {
+    Json j = good;
+    j[key] = std::move(value);
+    return dump_py(Json::array({good, j}));
+  };
+  auto without = [&](const char* key) {
+    Json j = good;
+    j.erase(key);
+    return dump_py(Json::array({good, j}));
+  };
+  for (std::string answer :
+       {std::string(""), std::string("{}"), dump_py(good), std::string("[\"x\"]"),
+        without("number"), with("number", "1"), with("number", 0), without("url"), with("url", ""),
+        without("headRefName"), with("headRefName", 1), without("baseRefName"),
+        with("baseRefName", ""), without("body"), with("body", nullptr)}) {
+    Fixture f;
+    f.runner.exits(0, answer);
+    auto prs = f.gh->list_open_prs();
+    ASSERT_FALSE(prs.ok()) << answer;
+    EXPECT_EQ(prs.error().kind, kMalformed) << answer;
+    EXPECT_EQ(prs.error().message.rfind("gh pr list", 0), 0u) << prs.error().message;
+    EXPECT_EQ(prs.error().message.find('\n'), std::string::npos) << prs.error().message;
+  }
+}
+
+TEST(Gh, ListOpenPrsFailureQuotesGhsLastStderrLine) {
+  Fixture f;
+  f.runner.exits(1, "", "HTTP 401: Bad credentials (https://api.github.com/graphql)\n");
+  auto prs = f.gh->list_open_prs();
+  ASSERT_FALSE(prs.ok());
+  EXPECT_EQ(prs.error().kind, kFailed);
+  EXPECT_EQ(prs.error().message,
+            "gh pr list failed: HTTP 401: Bad credentials (https://api.github.com/graphql)");
+  EXPECT_EQ(f.runner.specs.size(), 1u);
 }
 
 // The fake GitHub CLI of the e2e tests (tests/fixtures/bundle/fake-gh),
@@ -406,6 +685,84 @@ TEST(FakeGh, RefusedAutoMergeIsUnavailableWithTheReason) {
   auto unknown = gh.enable_auto_merge(5);
   ASSERT_TRUE(unknown.ok());
   EXPECT_FALSE(unknown->enabled);
+}
+
+issues::Issue issue(long long number, std::vector<std::string> labels, std::string state = "open") {
+  issues::Issue i;
+  i.number = number;
+  i.title = "issue " + std::to_string(number);
+  i.labels = std::move(labels);
+  i.state = std::move(state);
+  return i;
+}
+
+TEST(FakeGh, ListsTheOpenIssuesWithTheLabelInTheirOrder) {
+  test::FakeGh gh;
+  gh.issues = {issue(5, {"Ready"}), issue(4, {}), issue(3, {"ready"}, "closed"),
+               issue(2, {"ready", "P0"})};
+  auto all = gh.list_open_issues(std::nullopt);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].number, 5);
+  EXPECT_EQ((*all)[1].number, 4);
+  EXPECT_EQ((*all)[2].number, 2);
+  auto ready = gh.list_open_issues("READY");
+  ASSERT_TRUE(ready.ok());
+  ASSERT_EQ(ready->size(), 2u);
+  EXPECT_EQ((*ready)[1].labels, (Argv{"ready", "P0"}));
+  gh.issues[1].labels.push_back("ready");  // labelled between two calls
+  EXPECT_EQ(gh.list_open_issues("ready")->size(), 3u);
+  auto bad = gh.list_open_issues("a,b");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind, kBadRequest);
+  EXPECT_EQ(gh.calls, (Argv{"list_open_issues", "list_open_issues READY", "list_open_issues ready",
+                            "list_open_issues a,b"}));
+}
+
+TEST(FakeGh, ListsTheOpenPullRequestsNewestFirstWithWhatTheyClose) {
+  test::Scratch s;
+  test::write_text(s / "b1.md", "Closes #12\nfixes o/r#4\n");
+  test::write_text(s / "b2.md", "Part of #3\n");
+  test::write_text(s / "b3.md", "Resolves: #7 and fixes #8\n");
+  test::FakeGh gh;
+  ASSERT_TRUE(gh.create_pr({"main", "develop/b1", "t", s / "b1.md"}).ok());
+  ASSERT_TRUE(gh.create_pr({"main", "develop/b2", "t", s / "b2.md"}).ok());
+  ASSERT_TRUE(gh.create_pr({"main", "develop/b3", "t", s / "b3.md"}).ok());
+  gh.prs.at(2).open = false;
+  auto prs = gh.list_open_prs();
+  ASSERT_TRUE(prs.ok());
+  ASSERT_EQ(prs->size(), 2u);
+  EXPECT_EQ((*prs)[0].number, 3);
+  EXPECT_EQ((*prs)[0].head, "develop/b3");
+  EXPECT_EQ((*prs)[0].base, "main");
+  EXPECT_EQ((*prs)[0].url, "https://github.invalid/owner/repo/pull/3");
+  EXPECT_EQ((*prs)[0].closes, (std::vector<long long>{7, 8}));
+  EXPECT_EQ((*prs)[1].number, 1);
+  EXPECT_EQ((*prs)[1].closes, (std::vector<long long>{12}));
+}
+
+TEST(FakeGh, ScriptedListFailuresComeBackOnceInOrder) {
+  test::FakeGh gh;
+  gh.issues = {issue(1, {})};
+  gh.issue_list_failures.push_back(
+      Error{"gh issue list failed: error connecting to api.github.com", 1, kFailed});
+  gh.issue_list_failures.push_back(Error{"gh issue list timed out after 300 s", 1, kTimedOut});
+  gh.pr_list_failures.push_back(Error{"gh pr list answered nonsense", 1, kMalformed});
+  auto first = gh.list_open_issues(std::nullopt);
+  ASSERT_FALSE(first.ok());
+  EXPECT_EQ(first.error().kind, kFailed);
+  auto second = gh.list_open_issues(std::nullopt);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().kind, kTimedOut);
+  auto third = gh.list_open_issues(std::nullopt);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->size(), 1u);
+  auto prs = gh.list_open_prs();
+  ASSERT_FALSE(prs.ok());
+  EXPECT_EQ(prs.error().kind, kMalformed);
+  EXPECT_TRUE(gh.list_open_prs().ok());
+  EXPECT_EQ(gh.count("list_open_issues"), 3u);
+  EXPECT_EQ(gh.count("list_open_prs"), 2u);
 }
 
 }  // namespace
