@@ -593,6 +593,131 @@ TEST(Gh, RealRunnerAgainstTheFakeGhScript) {
   EXPECT_NE(unknown->reason.find("could not resolve"), std::string::npos) << unknown->reason;
 }
 
+// The fake script's `gh issue list`: issues.json as the test wrote it, and
+// FAKE_GH_FAIL_FIRST failures before that.
+TEST(Gh, RealRunnerListsTheFakeGhScriptsIssuesOnceItStopsFailing) {
+  test::Scratch s;
+  const std::string gh_dir = s / "gh";
+  ASSERT_EQ(::setenv("FAKE_GH_DIR", gh_dir.c_str(), 1), 0);
+  ASSERT_EQ(::setenv("FAKE_GH_FAIL_FIRST", "2", 1), 0);
+  RealCommandRunner runner;
+  auto gh = make_gh(runner, s.path(), test::test_dir() + "/fixtures/bundle/fake-gh");
+
+  for (int i = 0; i < 2; ++i) {
+    auto failed = gh->list_open_issues("ready");
+    ASSERT_FALSE(failed.ok());
+    EXPECT_EQ(failed.error().kind, kFailed);
+    EXPECT_EQ(failed.error().message,
+              "gh issue list --label ready failed: error connecting to api.github.com");
+  }
+  auto none = gh->list_open_issues("ready");
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_TRUE(none->empty()) << "no issues.json: no issues";
+
+  Json issues = Json::array({gh_issue(3, "Third", "Part of #1\n", {"ready", "P2"}),
+                             gh_issue(2, "Second", "", {"bug"}),
+                             gh_issue(1, "First", "", {"ready"}, "CLOSED")});
+  test::write_text(gh_dir + "/issues.json", dump_py(issues, 2) + "\n");
+  auto ready = gh->list_open_issues("ready");
+  ASSERT_TRUE(ready.ok()) << ready.error().message;
+  ASSERT_EQ(ready->size(), 1u) << "the fake ignores --label; devgraph filters";
+  EXPECT_EQ((*ready)[0].number, 3);
+  EXPECT_EQ((*ready)[0].parent, std::optional<long long>(1));
+  EXPECT_EQ((*ready)[0].priority, "P2");
+
+  // Labelled while a run goes on: the file is replaced, and read again.
+  issues[1]["labels"].push_back({{"name", "Ready"}});
+  test::write_text(gh_dir + "/issues.json", dump_py(issues));
+  auto now = gh->list_open_issues("ready");
+  ASSERT_TRUE(now.ok()) << now.error().message;
+  ASSERT_EQ(now->size(), 2u);
+  EXPECT_EQ((*now)[1].number, 2);
+  auto all = gh->list_open_issues(std::nullopt);
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  EXPECT_EQ(all->size(), 2u);
+
+  EXPECT_EQ(test::slurp(gh_dir + "/issue-list.failures"), "failed\nfailed\n");
+  const std::string list =
+      "issue\tlist\t--state\topen\t--limit\t1000\t--json\t"
+      "number,title,body,labels,state,createdAt,updatedAt";
+  EXPECT_EQ(test::slurp(gh_dir + "/calls.log"),
+            list + "\t--label\tready\n" + list + "\t--label\tready\n" + list +
+                "\t--label\tready\n" + list + "\t--label\tready\n" + list + "\t--label\tready\n" +
+                list + "\n");
+  ASSERT_EQ(::unsetenv("FAKE_GH_FAIL_FIRST"), 0);
+}
+
+// The fake script's `gh pr list`: its own open pull requests, newest first,
+// bodies escaped whatever they hold, then prs-extra.json's entries.
+TEST(Gh, RealRunnerListsTheFakeGhScriptsOpenPullRequests) {
+  test::Scratch s;
+  const std::string remote = s / "remote.git", repo = s / "repo", gh_dir = s / "gh";
+  const std::map<std::string, std::string> id = {{"GIT_AUTHOR_NAME", "t"},
+                                                 {"GIT_AUTHOR_EMAIL", "t@example.invalid"},
+                                                 {"GIT_COMMITTER_NAME", "t"},
+                                                 {"GIT_COMMITTER_EMAIL", "t@example.invalid"}};
+  for (const Argv& argv : {Argv{"git", "init", "-q", "--bare", "-b", "main", remote},
+                           Argv{"git", "init", "-q", "-b", "main", repo},
+                           Argv{"git", "-C", repo, "commit", "-q", "--allow-empty", "-m", "x"},
+                           Argv{"git", "-C", repo, "remote", "add", "origin", remote},
+                           Argv{"git", "-C", repo, "push", "-q", "origin", "main:develop/b1",
+                                "main:develop/b2", "main:develop/b3"}}) {
+    auto r = test::run_process(argv, id);
+    ASSERT_EQ(r.exit_code, 0) << argv[3] << ": " << r.err;
+  }
+  const std::string tricky =
+      "Closes #12\n\n\tA \"quoted\" back\\slash, $(not run) `nor this` * ? [a]\r\n"
+      "caf\xc3\xa9 \x01\x1f\x7f and fixes #4\n";
+  test::write_text(s / "b1.md", "Fixes #1\n");
+  test::write_text(s / "b2.md", tricky);
+  test::write_text(s / "b3.md", "");
+  ASSERT_EQ(::setenv("FAKE_GH_DIR", gh_dir.c_str(), 1), 0);
+  RealCommandRunner runner;
+  const std::string fake = test::test_dir() + "/fixtures/bundle/fake-gh";
+  auto gh = make_gh(runner, repo, fake);
+  auto none = gh->list_open_prs();
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_TRUE(none->empty());
+  for (const char* b : {"b1", "b2", "b3"})
+    ASSERT_TRUE(
+        gh->create_pr({"main", std::string("develop/") + b, "t", s / (std::string(b) + ".md")})
+            .ok());
+  // Merged: no longer open.
+  std::string fields = test::slurp(gh_dir + "/pr-1.fields");
+  test::write_text(gh_dir + "/pr-1.fields", fields + "state=MERGED\n");
+  test::write_text(gh_dir + "/prs-extra.json",
+                   "[\n  {\"baseRefName\": \"main\", \"body\": \"Resolves #30\",\n"
+                   "   \"headRefName\": \"someone/else\", \"number\": 40,\n"
+                   "   \"url\": \"https://github.invalid/owner/repo/pull/40\"}\n]\n");
+
+  auto prs = gh->list_open_prs();
+  ASSERT_TRUE(prs.ok()) << prs.error().message;
+  ASSERT_EQ(prs->size(), 3u);
+  EXPECT_EQ((*prs)[0].number, 3);
+  EXPECT_EQ((*prs)[0].head, "develop/b3");
+  EXPECT_TRUE((*prs)[0].closes.empty());
+  EXPECT_EQ((*prs)[1].number, 2);
+  EXPECT_EQ((*prs)[1].url, "https://github.invalid/owner/repo/pull/2");
+  EXPECT_EQ((*prs)[1].base, "main");
+  EXPECT_EQ((*prs)[1].closes, (std::vector<long long>{12, 4}));
+  EXPECT_EQ((*prs)[2].number, 40);
+  EXPECT_EQ((*prs)[2].head, "someone/else");
+  EXPECT_EQ((*prs)[2].closes, (std::vector<long long>{30}));
+
+  // Bodies come back as they went in, and merging keeps a test's state line.
+  auto raw =
+      test::run_process({fake, "pr", "list", "--state", "open", "--json", "number,body"}, {}, repo);
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  auto listed = parse_json(raw.out, "gh pr list");
+  ASSERT_TRUE(listed.ok()) << listed.error().message << "\n" << raw.out;
+  EXPECT_EQ(listed->at(1).at("body").get<std::string>(), tricky);
+  EXPECT_EQ(listed->at(0).at("body").get<std::string>(), "");
+  ASSERT_TRUE(gh->enable_auto_merge(1)->enabled);
+  EXPECT_NE(test::slurp(gh_dir + "/pr-1.fields").find("autoMerge=true\nstate=MERGED\n"),
+            std::string::npos);
+  EXPECT_EQ(gh->list_open_prs()->size(), 3u);
+}
+
 TEST(Gh, RealRunnerWithoutTheProgramIsNotInstalled) {
   RealCommandRunner runner;
   test::Scratch s;
