@@ -2,7 +2,7 @@
 // request of a branch, opens one and asks for auto-merge; the orchestrator
 // lists the open issues and the open pull requests. One small interface,
 // so the code that uses it runs in tests against an in-memory GitHub
-// (tests/support/fake_gh.h).
+// (tests/support/fake_gh.h). docs/gh-commands.md lists every command.
 //
 // Contract:
 // - Every call runs `gh` as argv (never a shell; never `gh api`, never
