@@ -107,6 +107,10 @@ class Tables {
     const auto& [bundles, tasks_per_bundle, personas_per_tech_lead, personas] = c;
     return record<Concurrency>(bundles, tasks_per_bundle, personas_per_tech_lead, personas);
   }
+  std::string view(const IntakeRules& i) {
+    const auto& [label, epic_label, max_issues, p0_alone] = i;
+    return record<IntakeRules>(label, epic_label, max_issues, p0_alone);
+  }
   std::string view(const HeadlessSettings& h) {
     const auto& [enabled, permission_mode, max_turns, timeout, api_retry, model, allowed,
                  disallowed] = h;
@@ -175,6 +179,7 @@ class Tables {
   static const char* row_name(std::type_identity<CapacityModel>) { return "CapacityModel"; }
   static const char* row_name(std::type_identity<Concurrency>) { return "Concurrency"; }
   static const char* row_name(std::type_identity<HeadlessSettings>) { return "HeadlessSettings"; }
+  static const char* row_name(std::type_identity<IntakeRules>) { return "IntakeRules"; }
   static const char* row_name(std::type_identity<GraphDefaults>) { return "GraphDefaults"; }
 
   // The expression that turns a view expression into the model type T.
@@ -306,6 +311,7 @@ void write_graph(std::ostream& out, const Graph& g) {
   body += tables.assign("pause_states", g.pause_states);
   body += tables.assign("defaults", g.defaults);
   body += tables.assign("concurrency", g.concurrency);
+  body += tables.assign("intake", g.intake);
   body += tables.assign("headless", g.headless);
   body += tables.assign("capacity", g.capacity);
   body += tables.assign("personas", g.personas);

@@ -233,7 +233,11 @@ void PersonaDispatch::stop(int signal) {
 }
 
 std::pair<double, int> PersonaDispatch::ledger_sum() const {
-  auto text = read_file(layout_.ledger());
+  return ledger_totals(layout_.ledger());
+}
+
+std::pair<double, int> ledger_totals(const std::string& ledger_path) {
+  auto text = read_file(ledger_path);
   double cost = 0;
   int runs = 0;
   if (!text) return {0, 0};

@@ -128,4 +128,9 @@ class PersonaDispatch {
   int stop_signal_ = 0;
 };
 
+// The cost (USD, rounded to 1/10000) and the number of completed persona
+// runs a bundle's ledger (BundleLayout::ledger) records; a torn last line
+// is skipped.
+std::pair<double, int> ledger_totals(const std::string& ledger_path);
+
 }  // namespace devgraph::bundle

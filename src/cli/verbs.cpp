@@ -23,6 +23,8 @@ constexpr Verb kVerbs[] = {
      verb_install},
     {"sim-agent", "the simulated agent CLI behind --agent sim (demo, tests, benchmarks)",
      verb_sim_agent},
+    {"run", "turn eligible open issues into bundles and drive them to pull requests, resumably",
+     verb_run},
     {"issue", "local issues: file, list, show and close them", verb_issue},
     {"run-bundle", "drive one bundle: plan, tasks, gates, pull request or ready branch",
      verb_run_bundle},

@@ -46,6 +46,7 @@ int verb_checkpoint(const VerbArgs& args);
 int verb_validate(const VerbArgs& args);
 int verb_schedule(const VerbArgs& args);
 int verb_guard(const VerbArgs& args);
+int verb_run(const VerbArgs& args);
 int verb_issue(const VerbArgs& args);
 int verb_run_bundle(const VerbArgs& args);
 int verb_demo(const VerbArgs& args);

@@ -177,6 +177,20 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
   DG_TRY(g.concurrency.max_live_personas,
          r.integer(at(conc, "max_live_personas"), "concurrency.max_live_personas", 39));
 
+  const Json& intake = at(doc, "intake");
+  DG_TRY(std::string label, r.str(at(intake, "label"), "intake.label", false));
+  if (!label.empty()) g.intake.label = label;
+  DG_TRY(std::string epic, r.str(at(intake, "epic_label"), "intake.epic_label", false));
+  if (!epic.empty()) g.intake.epic_label = epic;
+  const Json& bundling = at(doc, "bundling");
+  DG_TRY(g.intake.max_issues_per_bundle,
+         r.integer(at(bundling, "max_issues_per_bundle"), "bundling.max_issues_per_bundle", 5));
+  if (!at(bundling, "p0_ships_alone").is_null()) {
+    if (!at(bundling, "p0_ships_alone").is_boolean())
+      return r.bad("bundling.p0_ships_alone", "true or false");
+    g.intake.p0_ships_alone = at(bundling, "p0_ships_alone").get<bool>();
+  }
+
   const Json& hl = at(doc, "headless");
   if (!at(hl, "enabled").is_null()) {
     if (!at(hl, "enabled").is_boolean()) return r.bad("headless.enabled", "true or false");

@@ -91,6 +91,17 @@ struct HeadlessSettings {
   bool operator==(const HeadlessSettings&) const = default;
 };
 
+// Which issues are work and how they are grouped (GRAPH.yaml `intake` and
+// `bundling`).
+struct IntakeRules {
+  std::string label = "devgraph";   // GitHub issues must carry it
+  std::string epic_label = "epic";  // never bundled itself: its children are
+  int max_issues_per_bundle = 5;
+  bool p0_ships_alone = true;
+
+  bool operator==(const IntakeRules&) const = default;
+};
+
 struct GraphDefaults {
   int max_retries = 2;
   int max_repair_cycles = 3;
@@ -125,6 +136,7 @@ class Graph {
   std::vector<std::string> pause_states;
   GraphDefaults defaults;
   Concurrency concurrency;
+  IntakeRules intake;
   HeadlessSettings headless;
   CapacityModel capacity;
   std::vector<std::string> personas;

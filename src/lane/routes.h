@@ -1,9 +1,10 @@
-// What the bundle and task lanes (and the inbox that answers their waiting
-// cursors) take from GRAPH.yaml, declared in one place: every (node, route)
-// pair the engine may follow and every event type it may write. Walker::next() refuses a pair that
-// is not listed, and a unit test holds both lists to the shipped graph (each pair is a route of
-// that node, each event is in the vocabulary), so code and graph cannot drift apart without a
-// failing test.
+// What the lanes (and the inbox that answers their waiting cursors) take
+// from GRAPH.yaml, declared in one place: every (node, route) pair the
+// engine may follow and every event type it may write. Walker::next()
+// refuses a pair that is not listed, and a unit test holds both lists to
+// the shipped graph (each pair is a route of that node, each event is in
+// the vocabulary), so code and graph cannot drift apart without a failing
+// test.
 #pragma once
 
 #include <string_view>
@@ -35,6 +36,13 @@ inline constexpr std::string_view kTaskAvailable = "task_available";
 inline constexpr std::string_view kDeadlock = "deadlock";
 inline constexpr std::string_view kTasksComplete = "bundle_tasks_complete";
 inline constexpr std::string_view kSupplied = "supplied";
+inline constexpr std::string_view kNext = "next";  // a node's only successor
+inline constexpr std::string_view kActionable = "actionable";
+inline constexpr std::string_view kEmpty = "empty";
+inline constexpr std::string_view kAmbiguous = "ambiguous";
+inline constexpr std::string_view kNewWork = "new_work";
+inline constexpr std::string_view kAllBundlesComplete = "all_bundles_complete";
+inline constexpr std::string_view kNoFindings = "no_findings";
 }  // namespace route
 
 inline constexpr RouteUse kRoutesTaken[] = {
@@ -77,6 +85,18 @@ inline constexpr RouteUse kRoutesTaken[] = {
     {"blocker_recovery", route::kExhausted},
     // A person answered (src/inbox/).
     {"awaiting_human", route::kSupplied},
+    // The orchestrator lane.
+    {"scan", route::kActionable},
+    {"scan", route::kEmpty},
+    {"scan", route::kAmbiguous},
+    {"bundle", route::kNext},
+    {"bundle_scheduler", route::kNewWork},
+    {"bundle_scheduler", route::kAllBundlesComplete},
+    {"bundle_scheduler", route::kBlocked},
+    {"monitor_prs", route::kNext},
+    {"cleanup_merged", route::kNext},
+    {"audit_merged", route::kNoFindings},
+    {"audit_triage", route::kNext},
 };
 
 // Event types the engine writes.
@@ -112,6 +132,16 @@ inline constexpr std::string_view kAwaitingHuman = "AWAITING_HUMAN";
 inline constexpr std::string_view kNote = "NOTE";
 // A run at its terminal interrupt reopened by a person's answer (src/inbox/).
 inline constexpr std::string_view kRunResumed = "RUN_RESUMED";
+// The orchestrator lane.
+inline constexpr std::string_view kScanDone = "SCAN_DONE";
+inline constexpr std::string_view kBundlesFormed = "BUNDLES_FORMED";
+inline constexpr std::string_view kIntakeDone = "INTAKE_DONE";
+inline constexpr std::string_view kTechLeadDone = "TECH_LEAD_DONE";
+inline constexpr std::string_view kTechLeadBlocked = "TECH_LEAD_BLOCKED";
+inline constexpr std::string_view kTechLeadHandoff = "TECH_LEAD_HANDOFF";
+inline constexpr std::string_view kAllBundlesComplete = "ALL_BUNDLES_COMPLETE";
+inline constexpr std::string_view kRunComplete = "RUN_COMPLETE";
+inline constexpr std::string_view kHumanRequired = "HUMAN_REQUIRED";
 }  // namespace event
 
 inline constexpr std::string_view kEventsWritten[] = {
@@ -145,6 +175,15 @@ inline constexpr std::string_view kEventsWritten[] = {
     event::kAwaitingHuman,
     event::kNote,
     event::kRunResumed,
+    event::kScanDone,
+    event::kBundlesFormed,
+    event::kIntakeDone,
+    event::kTechLeadDone,
+    event::kTechLeadBlocked,
+    event::kTechLeadHandoff,
+    event::kAllBundlesComplete,
+    event::kRunComplete,
+    event::kHumanRequired,
 };
 
 // The event a node's own outcome records when its cursor moves on (done,

@@ -568,6 +568,7 @@ Expected<Committed> RunStore::go(const GoRequest& req) {
                            txn.validate_everything_ = false;
                            DG_CHECK(apply_event_common(g, txn, req.event, req.detail, req.merge));
                            Json& s = txn.state_;
+                           if (req.mutate) DG_CHECK(req.mutate(s));
                            std::vector<std::string> lanes;
                            if (const GraphLane* l = g.lane_of(g.entrypoint))
                              lanes.push_back(l->name);
@@ -599,6 +600,7 @@ Expected<Committed> RunStore::event(const EventRequest& req) {
       run_dir_, g, *schema_, *clock_, update_mode(defer_cursors_), [&](Txn& txn) -> Status {
         txn.validate_everything_ = false;
         DG_CHECK(apply_event_common(g, txn, req.event, req.detail, req.merge));
+        if (req.mutate) DG_CHECK(req.mutate(txn.state_));
         return txn.append_event(req.event, req.detail.is_null() ? Json::object() : req.detail);
       });
 }

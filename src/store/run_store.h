@@ -75,6 +75,11 @@ struct GoRequest {  // moves the orchestrator cursor, state["node"]
   std::string event;
   Json merge;   // deep-merged into the state; may not touch the cursor maps
   Json detail;  // event detail; keys override "from"/"to"
+  // Optional: changes the loaded state inside the transaction, after the
+  // merge (a read-modify-write under the lock, e.g. of state.bundles,
+  // which drivers also write). May not touch the cursor maps; an error
+  // writes nothing.
+  std::function<Status(Json& state)> mutate;
 };
 
 struct MoveRequest {  // moves a bundle cursor, or a task cursor when task is set
@@ -92,6 +97,7 @@ struct EventRequest {  // records evidence without moving anything
   std::string event;
   Json detail;
   Json merge;  // deep-merged into the state; may not touch the cursor maps
+  std::function<Status(Json& state)> mutate;  // as GoRequest::mutate
 };
 
 struct SignalRequest {  // grows a capacity counter (orchestrator, or a bundle's tech lead)

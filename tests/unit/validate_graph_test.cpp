@@ -64,6 +64,9 @@ TEST(ShippedGraph, SameDataAsTheReferenceExceptDevgraphsOwnKeys) {
     erase_path(theirs, k);
   }
   erase_path(ours, "personas");
+  // Which issues are work is devgraph's own section (the reference left
+  // intake to its model).
+  erase_path(ours, "intake");
   EXPECT_EQ(ours, theirs) << "diff: " << Json::diff(theirs, ours).dump();
 }
 

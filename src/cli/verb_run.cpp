@@ -1,0 +1,161 @@
+// `devgraph run`: the orchestrator lane, from the repository's open issues
+// to delivered bundles, resumable after any crash. The last stdout line is
+// RESULT_JSON; exit codes: 0 complete, 2 human required, 3 usage, state or
+// placement error, 1 anything else, 128+N stopped by signal N.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "agents/backend.h"
+#include "bundle/crash_points.h"
+#include "cli/verbs.h"
+#include "contracts/schema.h"
+#include "gh/gh.h"
+#include "git/git.h"
+#include "git/repo.h"
+#include "graph/graph.h"
+#include "guard/guard.h"
+#include "issues/local_store.h"
+#include "orchestrator/orchestrator.h"
+#include "orchestrator/run_setup.h"
+#include "proc/command.h"
+#include "proc/leftovers.h"
+#include "skill/skill.h"
+#include "store/run_store.h"
+#include "util/args.h"
+#include "util/console.h"
+#include "util/fs.h"
+
+extern char** environ;
+
+namespace devgraph {
+namespace {
+
+std::optional<double> parse_seconds(const std::string& text) {
+  try {
+    size_t used = 0;
+    double v = std::stod(text, &used);
+    if (used != text.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// Usage errors exit 3, as run-bundle's do (2 means a person is needed).
+constexpr int kExitUsage = 3;
+
+int usage_exit(Error e) {
+  if (e.exit_code == 2) e.exit_code = kExitUsage;
+  return report_error("run", e);
+}
+
+int usage(const ArgParser& p, const std::string& why) {
+  return usage_exit(p.usage_error(why));
+}
+
+int stop_with(const std::string& why, int code, const Json& extra = Json::object()) {
+  Json r = {{"status", "ERROR"}, {"summary", why}};
+  for (auto& [k, v] : extra.items()) r[k] = v;
+  err() << "devgraph run: " << why << "\n";
+  out() << "RESULT_JSON: " << dump_py(r) << std::endl;
+  return code;
+}
+
+}  // namespace
+
+int verb_run(const VerbArgs& args) {
+  ArgParser p("devgraph run");
+  p.description(
+       "Turn the repository's eligible open issues into bundles and drive them to pull "
+       "requests or ready branches, several at once; resumes the last unfinished run.")
+      .option("repo", "the primary clone (default: the current directory)")
+      .option("issues",
+              "where issues come from: github or local (default: github with an "
+              "origin on GitHub, else local)")
+      .option("label", "GitHub issues must carry this label (default: GRAPH.yaml intake.label)")
+      .flag("all-issues", "every open GitHub issue is work (no label needed)")
+      .option("max-bundles", "bundles in flight at once (default: GRAPH.yaml)")
+      .option("watch", "after an empty scan, wait this many seconds and scan again")
+      .flag("new", "start a fresh run instead of resuming the last one")
+      .flag("dry-run", "print the bundles that would be formed and started; write nothing")
+      .flag("no-live", "plain log lines even on a terminal")
+      .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
+      .option("agent", "agent backend: " + agents::backend_choices())
+      .option("claude-bin", "the agent CLI binary (tests pass a fake)")
+      .option("model", "pin every persona to this model")
+      .option("max-parallel", "tasks in flight at once per bundle (default: GRAPH.yaml)")
+      .option("api-backoff-seconds", "first wait after a failing agent CLI; doubles per attempt")
+      .option("persona-timeout-seconds", "wall-clock limit of one persona run")
+      .option("sim-scenario", "scenario file for --agent sim (one for every bundle)")
+      .option("agent-command", "argv template for --agent command");
+  auto a = p.parse(args);
+  if (!a) return usage_exit(a.error());
+
+  orchestrator::RunSetupRequest req;
+  req.repo = a->get_or("repo", ".");
+  req.issues = a->get("issues");
+  req.label = a->get("label");
+  req.all_issues = a->flag("all-issues");
+  req.fresh = a->flag("new");
+  req.dry_run = a->flag("dry-run");
+  req.skill = a->get("skill");
+  if (req.issues && *req.issues != "github" && *req.issues != "local")
+    return usage(p, "argument --issues: invalid choice: '" + *req.issues +
+                        "' (choose from 'github', 'local')");
+  if (req.label && req.all_issues) return usage(p, "--label and --all-issues exclude each other");
+  if (auto mb = a->get("max-bundles")) {
+    auto n = parse_int(*mb);
+    if (!n || *n < 1 || *n > 1000)
+      return usage(p, "argument --max-bundles: invalid int value: '" + *mb + "'");
+    req.max_bundles = static_cast<int>(*n);
+  }
+  if (auto w = a->get("watch")) {
+    auto v = parse_seconds(*w);
+    if (!v || *v <= 0)
+      return usage(p, "argument --watch: invalid positive float value: '" + *w + "'");
+    req.watch = std::chrono::milliseconds(static_cast<long long>(*v * 1000));
+  }
+  // Backend flags, checked here and handed to every driver as they are.
+  std::string agent = a->get_or("agent", "claude");
+  if (!agents::parse_backend(agent))
+    return usage(p, "argument --agent: invalid choice: '" + agent + "' (choose from " +
+                        agents::backend_choices() + ")");
+  auto tmpl = agent_command_template(a->get("agent-command"), agent);
+  if (!tmpl) return usage(p, tmpl.error().message);
+  req.driver_flags = {"--agent", agent};
+  for (const char* name : {"claude-bin", "model", "max-parallel", "api-backoff-seconds",
+                           "persona-timeout-seconds", "sim-scenario", "agent-command", "skill"}) {
+    if (auto v = a->get(name)) {
+      std::string value = *v;
+      if (std::string(name) == "sim-scenario" || std::string(name) == "claude-bin" ||
+          std::string(name) == "skill")
+        if (value.find('/') != std::string::npos) value = absolute_path(value);
+      req.driver_flags.push_back(std::string("--") + name);
+      req.driver_flags.push_back(value);
+    }
+  }
+  if (auto mp = a->get("max-parallel")) {
+    auto n = parse_int(*mp);
+    if (!n || *n < 1 || *n > std::numeric_limits<int>::max())
+      return usage(p, "argument --max-parallel: invalid int value: '" + *mp + "'");
+  }
+  for (const char* name : {"api-backoff-seconds", "persona-timeout-seconds"})
+    if (auto v = a->get(name))
+      if (auto s = parse_seconds(*v); !s || *s < 0)
+        return usage(p, std::string("argument --") + name + ": invalid float value: '" + *v + "'");
+  if (agent == "sim" && !a->get("sim-scenario"))
+    return usage(p, "--agent sim needs --sim-scenario");
+
+  req.on_line = [](const std::string& l) { err() << "devgraph run: " << l << "\n"; };
+  auto rep = orchestrator::run_repository(req, out());
+  if (!rep) return stop_with(rep.error().message, rep.error().exit_code);
+  if (!rep->summary.empty()) out() << rep->summary;
+  out() << "RESULT_JSON: " << dump_py(rep->result) << std::endl;
+  return rep->exit_code;
+}
+
+}  // namespace devgraph

@@ -1,0 +1,725 @@
+#include "orchestrator/orchestrator.h"
+
+#include <algorithm>
+#include <deque>
+
+#include "bundle/dispatch.h"
+#include "bundle/layout.h"
+#include "bundle/start.h"
+#include "lane/routes.h"
+#include "util/fs.h"
+#include "util/text.h"
+
+namespace devgraph::orchestrator {
+namespace {
+
+constexpr const char* kLane = "orchestrator";
+
+const Json& bundles_of(const Json& state) {
+  static const Json empty = Json::array();
+  auto it = state.find("bundles");
+  return it != state.end() && it->is_array() ? *it : empty;
+}
+
+const Json* cursor_of(const Json& state, const std::string& bundle) {
+  auto it = state.find("bundles_runtime");
+  if (it == state.end() || !it->is_object()) return nullptr;
+  auto c = it->find(bundle);
+  return c == it->end() ? nullptr : &*c;
+}
+
+bool finished(const std::string& status) {
+  return status == "delivered" || status == "parked" || status == "stopped" || status == "rejected";
+}
+
+std::vector<long long> issue_numbers(const Json& entry) {
+  std::vector<long long> out;
+  auto it = entry.find("issues");
+  if (it == entry.end() || !it->is_array()) return out;
+  for (const auto& i : *it) {
+    if (i.is_number_integer()) out.push_back(i.get<long long>());
+    if (i.is_string()) {
+      std::string s = i.get<std::string>();
+      if (!s.empty() && s[0] == '#') s = s.substr(1);
+      try {
+        out.push_back(std::stoll(s));
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  return out;
+}
+
+// The RESULT_JSON line a driver printed last, or nullopt.
+std::optional<Json> driver_result(const std::string& out) {
+  const std::string tag = "RESULT_JSON: ";
+  size_t at = out.rfind(tag);
+  while (at != std::string::npos) {
+    if (at == 0 || out[at - 1] == '\n') {
+      size_t end = out.find('\n', at);
+      auto j =
+          parse_json(out.substr(at + tag.size(), end == std::string::npos ? std::string::npos
+                                                                          : end - at - tag.size()),
+                     "RESULT_JSON");
+      if (j && j->is_object()) return *j;
+      return std::nullopt;
+    }
+    if (at == 0) break;
+    at = out.rfind(tag, at - 1);
+  }
+  return std::nullopt;
+}
+
+std::string last_line(std::string t) {
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+  auto nl = t.rfind('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+Json* entry_in(Json& state, const std::string& bundle) {
+  auto it = state.find("bundles");
+  if (it == state.end() || !it->is_array()) return nullptr;
+  for (auto& b : *it)
+    if (b.is_object() && json_str(b, "id") == bundle) return &b;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string bundle_status(const Json& state, const Json& entry) {
+  std::string s = json_str(entry, "status");
+  if (finished(s)) return s;
+  return cursor_of(state, json_str(entry, "id")) ? "running" : "pending";
+}
+
+Json run_result(const Json& state, const std::string& run_dir, const std::string& status) {
+  Json bundles = Json::array();
+  Json waiting = Json::array();
+  double cost = 0;
+  int runs = 0;
+  for (const auto& b : bundles_of(state)) {
+    std::string id = json_str(b, "id");
+    bundle::BundleLayout layout{run_dir, id, json_str(b, "worktree")};
+    auto [c, r] = bundle::ledger_totals(layout.ledger());
+    cost += c;
+    runs += r;
+    const Json* cur = cursor_of(state, id);
+    Json item = {{"id", id},
+                 {"title", json_str(b, "title")},
+                 {"issues", issue_numbers(b)},
+                 {"status", bundle_status(state, b)},
+                 {"node", cur ? json_str(*cur, "node") : std::string()},
+                 {"branch", json_str(b, "branch")},
+                 {"head", json_str(b, "head")},
+                 {"pr", b.value("pr", Json())},
+                 {"cost_usd", c},
+                 {"persona_runs", r}};
+    if (item["status"] == "parked")
+      waiting.push_back({{"bundle", id},
+                         {"reason", json_str(b, "parked_reason", "parked")},
+                         {"evidence", layout.log()}});
+    bundles.push_back(std::move(item));
+  }
+  return Json{{"status", status},
+              {"run_id", json_str(state, "run_id")},
+              {"run_dir", run_dir},
+              {"bundles", bundles},
+              {"human_required", waiting},
+              {"cost_usd", static_cast<double>(std::llround(cost * 10000.0)) / 10000.0},
+              {"persona_runs", runs}};
+}
+
+std::string run_summary(const Json& result) {
+  std::string out = "run " + json_str(result, "run_id") + ": " + json_str(result, "status") + "\n";
+  const Json& bundles = result["bundles"];
+  if (bundles.empty()) out += "  no work: no open issue is eligible\n";
+  for (const auto& b : bundles) {
+    std::vector<std::string> nums;
+    for (const auto& n : b["issues"]) nums.push_back("#" + std::to_string(n.get<long long>()));
+    out += "  " + json_str(b, "id") + " [" + join(nums, " ") + "] " + json_str(b, "status");
+    std::string node = json_str(b, "node");
+    if (!node.empty()) out += " at " + node;
+    if (b["pr"].is_object() && b["pr"].contains("url"))
+      out += " - " + json_str(b["pr"], "url");
+    else if (!json_str(b, "head").empty())
+      out += " - branch " + json_str(b, "branch") + " at " + json_str(b, "head").substr(0, 12);
+    out += "\n";
+  }
+  for (const auto& w : result["human_required"])
+    out += "  waits for a person: " + json_str(w, "bundle") + ": " + json_str(w, "reason") + " (" +
+           json_str(w, "evidence") + ")\n";
+  char cost[64];
+  std::snprintf(cost, sizeof cost, "  cost: $%.4f over %d persona runs\n",
+                result.value("cost_usd", 0.0), result.value("persona_runs", 0));
+  out += cost;
+  return out;
+}
+
+// -- the walk -----------------------------------------------------------------
+
+struct Orchestrator::Impl {
+  OrchestratorConfig cfg;
+  OrchestratorParts p;
+  lane::Walker walker;
+  std::string scan_node, bundle_node, scheduler_node;
+
+  std::optional<std::vector<issues::Issue>> primed_open;
+  std::optional<std::set<long long>> primed_prs;
+  std::deque<DriverExit> exits;  // arrived while waiting for something else
+  int stop_signal = 0;
+  bool stopping = false;
+
+  Impl(OrchestratorConfig c, OrchestratorParts parts)
+      : cfg(std::move(c)), p(parts), walker(parts.graph) {}
+
+  void line(const std::string& text) {
+    if (cfg.on_line) cfg.on_line(text);
+  }
+
+  Expected<Json> state() { return p.store.read(); }
+
+  void show(const Committed& c) {
+    if (cfg.on_state) cfg.on_state(c.state);
+  }
+
+  Status go(const std::string& route, const std::string& event, Json detail,
+            std::function<Status(Json&)> mutate = nullptr) {
+    DG_TRY(Json s, state());
+    std::string node = json_str(s, "node");
+    DG_TRY(std::string next, walker.follow(kLane, node, route, json_str(s, "previous_node")));
+    detail["route"] = route;
+    GoRequest g{next, event, Json(), std::move(detail), std::move(mutate)};
+    DG_TRY(auto c, p.store.go(g));
+    show(c);
+    return {};
+  }
+
+  Status record(const std::string& event, Json detail,
+                std::function<Status(Json&)> mutate = nullptr) {
+    EventRequest e{event, std::move(detail), Json(), std::move(mutate)};
+    DG_TRY(auto c, p.store.event(e));
+    show(c);
+    return {};
+  }
+
+  // Waits `delay` on the loop; driver exits that arrive meanwhile are kept
+  // for later. False when a stop signal came first.
+  bool pause(std::chrono::milliseconds delay) {
+    p.drivers.wake_at(std::chrono::steady_clock::now() + delay);
+    while (true) {
+      auto ev = p.drivers.wait();
+      if (!ev) return true;
+      if (std::holds_alternative<Wakeup>(*ev)) return true;
+      if (auto* s = std::get_if<StopRequested>(&*ev)) {
+        stop_signal = s->signal;
+        return false;
+      }
+      exits.push_back(std::get<DriverExit>(std::move(*ev)));
+    }
+  }
+
+  template <class T>
+  Expected<T> with_retry(const std::string& what, const std::function<Expected<T>()>& call) {
+    auto delay = cfg.source_backoff;
+    for (int attempt = 1;; ++attempt) {
+      auto r = call();
+      if (r) return r;
+      ErrorKind k = r.error().kind;
+      bool retry = k == ErrorKind::refused || k == ErrorKind::timeout || k == ErrorKind::transient;
+      if (!retry || attempt >= cfg.source_attempts)
+        return fail(r.error().kind, what + ": " + r.error().message);
+      line(what + " failed (" + r.error().message + "); trying again in " +
+           std::to_string(delay.count() / 1000.0).substr(0, 4) + " s");
+      if (!pause(delay)) return fail(ErrorKind::interrupted, what + ": stopped");
+      delay *= 2;
+    }
+  }
+
+  struct Look {
+    std::vector<issues::Issue> open;
+    std::set<long long> closed_by_prs;
+  };
+
+  Expected<Look> look() {
+    Look l;
+    if (primed_open) {
+      l.open = std::move(*primed_open);
+      l.closed_by_prs = primed_prs.value_or(std::set<long long>{});
+      primed_open.reset();
+      primed_prs.reset();
+      return l;
+    }
+    DG_TRY(l.open, with_retry<std::vector<issues::Issue>>("listing issues",
+                                                          [&] { return p.issues.open_issues(); }));
+    DG_TRY(l.closed_by_prs, with_retry<std::set<long long>>("listing pull requests", [&] {
+             return p.issues.closed_by_open_prs();
+           }));
+    return l;
+  }
+
+  static std::set<long long> taken(const Json& state) {
+    std::set<long long> out;
+    for (const auto& b : bundles_of(state))
+      for (long long n : issue_numbers(b)) out.insert(n);
+    return out;
+  }
+
+  // -- scan ---------------------------------------------------------------------
+
+  // Local delivery: an issue whose ready branch a person merged is closed.
+  Status close_merged(const Json& s) {
+    if (p.issues.kind() != "local") return {};
+    DG_TRY(auto delivered, p.issues.delivered_issues());
+    for (const auto& i : delivered) {
+      if (i.state != "open" || !i.head || i.head->empty()) continue;
+      auto merged = p.repo.is_ancestor(*i.head, cfg.default_branch);
+      if (!merged || !*merged) continue;
+      DG_CHECK(p.issues.close(i.number, "merged into " + cfg.default_branch));
+      line("issue #" + std::to_string(i.number) + " closed: its branch " + i.branch.value_or("") +
+           " is merged into " + cfg.default_branch);
+    }
+    (void)s;
+    return {};
+  }
+
+  // Branches and worktrees of earlier runs: reported, never reused.
+  Json foreign_work(const Json& s) {
+    std::set<std::string> ours;
+    for (const auto& b : bundles_of(s)) ours.insert(json_str(b, "branch"));
+    Json out = Json::array();
+    if (auto branches = p.repo.branches("develop/"))
+      for (const auto& b : *branches)
+        if (!ours.count(b)) out.push_back(b);
+    return out;
+  }
+
+  Status step_scan() {
+    if (cfg.delivery == "github") {
+      auto f = with_retry<bool>("git fetch", [&]() -> Expected<bool> {
+        DG_CHECK(p.repo.fetch_prune());
+        return true;
+      });
+      if (!f) return f.error();
+    }
+    DG_TRY(Json s, state());
+    DG_CHECK(close_merged(s));
+    DG_TRY(Look l, look());
+    DG_TRY(s, state());
+    auto el = eligible(l.open, cfg.policy, l.closed_by_prs, taken(s));
+    bool in_flight = false, parked = false;
+    for (const auto& b : bundles_of(s)) {
+      std::string st = bundle_status(s, b);
+      if (st == "pending" || st == "running") in_flight = true;
+      if (st == "parked") parked = true;
+    }
+    Json excluded = Json::array();
+    for (const auto& e : el.excluded)
+      if (e.why != "already in a bundle of this run")
+        excluded.push_back({{"issue", e.number}, {"why", e.why}});
+    Json work = Json::array();
+    for (const auto& i : el.work) work.push_back(i.number);
+    Json foreign = foreign_work(s);
+    if (!foreign.empty()) line("left alone (not this run's): " + dump_py(foreign));
+    Json detail = {{"open_issues", l.open.size()},
+                   {"work", work},
+                   {"excluded", excluded},
+                   {"foreign_branches", foreign}};
+    if (!el.work.empty() || in_flight) {
+      cache = std::move(l);
+      return go(std::string(lane::route::kActionable), std::string(lane::event::kScanDone), detail);
+    }
+    if (parked && !cfg.watch)
+      return go(std::string(lane::route::kAmbiguous), std::string(lane::event::kScanDone), detail);
+    if (cfg.watch) {
+      line("nothing to do; looking again in " + std::to_string(cfg.watch->count() / 1000) + " s");
+      if (!pause(*cfg.watch)) return {};
+      return {};  // still at scan: the loop scans again
+    }
+    line("nothing to do: no open issue is eligible");
+    return go(std::string(lane::route::kEmpty), std::string(lane::event::kScanDone), detail);
+  }
+
+  std::optional<Look> cache;
+
+  // -- bundle -------------------------------------------------------------------
+
+  Status step_bundle() {
+    Look l;
+    if (cache) {
+      l = std::move(*cache);
+      cache.reset();
+    } else {
+      DG_TRY(l, look());
+    }
+    DG_TRY(Json s, state());
+    auto el = eligible(l.open, cfg.policy, l.closed_by_prs, taken(s));
+    int next_index = static_cast<int>(bundles_of(s).size()) + 1;
+    auto formed = form_bundles(el.work, p.graph.intake, next_index);
+    // Specs first: a kill before the record leaves only files that the
+    // same formation writes again.
+    Json entries = Json::array();
+    Json ids = Json::array();
+    for (const auto& f : formed) {
+      bundle::BundleLayout layout{p.store.run_dir(), f.id, ""};
+      DG_CHECK(make_directories(layout.dir()));
+      DG_CHECK(
+          write_file_atomic(layout.spec(), spec_text(f, el.work, s.value("commands", Json()))));
+      Json digests = Json::object();
+      for (long long n : f.issues)
+        for (const auto& i : el.work)
+          if (i.number == n) digests[std::to_string(n)] = issue_digest(i);
+      entries.push_back({{"id", f.id},
+                         {"title", f.title},
+                         {"issues", f.issues},
+                         {"branch", f.branch},
+                         {"status", "pending"},
+                         {"issue_digests", digests}});
+      ids.push_back(f.id);
+      line("formed " + f.id + " for " + dump_py(Json(f.issues)) + ": " + f.branch);
+    }
+    return go(std::string(lane::route::kNext), std::string(lane::event::kBundlesFormed),
+              Json{{"bundles", ids}}, [&](Json& st) -> Status {
+                if (!st.contains("bundles") || !st["bundles"].is_array())
+                  st["bundles"] = Json::array();
+                std::set<std::string> have;
+                for (const auto& b : st["bundles"]) have.insert(json_str(b, "id"));
+                for (const auto& e : entries)
+                  if (!have.count(json_str(e, "id"))) st["bundles"].push_back(e);
+                return {};
+              });
+  }
+
+  // -- bundle_scheduler ---------------------------------------------------------
+
+  Status start_or_relaunch(const Json& s, const Json& entry) {
+    std::string id = json_str(entry, "id");
+    std::string branch = json_str(entry, "branch");
+    std::string worktree = json_str(entry, "worktree");
+    if (worktree.empty()) worktree = cfg.worktree_for(branch);
+    if (worktree.empty())
+      return fail(ErrorKind::usage, "the placement guard gives no worktree path for " + branch);
+    bundle::BundleLayout layout{p.store.run_dir(), id, worktree};
+    auto spec = read_file(layout.spec());
+    bundle::StartRequest req{id, worktree, branch, cfg.base, spec ? *spec : std::string()};
+    bool fresh = cursor_of(s, id) == nullptr;
+    DG_TRY(auto started, bundle::start_bundle(p.store, p.graph, p.repo_git, req));
+    (void)started;
+    p.crash.reach("worktree", id);
+    if (json_str(entry, "worktree").empty()) {
+      DG_CHECK(record(std::string(lane::event::kNote), Json{{"bundle", id}, {"worktree", worktree}},
+                      [&](Json& st) -> Status {
+                        if (Json* e = entry_in(st, id)) (*e)["worktree"] = worktree;
+                        return {};
+                      }));
+    }
+    DG_CHECK(p.drivers.start(cfg.driver_for(id)));
+    p.crash.reach("driver", id);
+    line((fresh ? "started " : "driver relaunched for ") + id + " in " + worktree);
+    return {};
+  }
+
+  // What a driver's exit means for its bundle, recorded.
+  Status on_exit(const DriverExit& e) {
+    p.crash.reach("result", e.bundle);
+    DG_TRY(Json s, state());
+    const Json* entry = nullptr;
+    for (const auto& b : bundles_of(s))
+      if (json_str(b, "id") == e.bundle) entry = &b;
+    if (!entry) return fail("a driver exited for unknown bundle " + e.bundle);
+    std::string status = bundle_status(s, *entry);
+    if (status != "running") return {};  // stopped or rejected meanwhile
+    auto result = driver_result(e.out);
+    std::string rs = result ? json_str(*result, "status") : "";
+    if (stopping) {
+      return record(std::string(lane::event::kTechLeadHandoff),
+                    Json{{"bundle", e.bundle}, {"reason", "the run is stopping"}, {"status", rs}});
+    }
+    if (rs == "DONE" || rs == "DONE_WITH_CONCERNS") {
+      std::string head = json_str(*result, "head");
+      if (head.empty()) {
+        if (const Json* c = cursor_of(s, e.bundle)) head = json_str(*c, "head");
+      }
+      Json pr = result->value("pr", Json());
+      for (long long n : issue_numbers(*entry))
+        DG_CHECK(p.issues.record_delivery(n, json_str(*entry, "branch"), head));
+      line(e.bundle + " delivered: " +
+           (pr.is_object() && pr.contains("url") ? json_str(pr, "url")
+                                                 : "branch " + json_str(*entry, "branch")));
+      return record(std::string(lane::event::kTechLeadDone),
+                    Json{{"bundle", e.bundle}, {"status", rs}, {"head", head}, {"pr", pr}},
+                    [&](Json& st) -> Status {
+                      if (Json* x = entry_in(st, e.bundle)) {
+                        (*x)["status"] = "delivered";
+                        (*x)["head"] = head;
+                        (*x)["pr"] = pr;
+                      }
+                      return {};
+                    });
+    }
+    if (rs == "BLOCKED" || rs == "NEEDS_CONTEXT" || (result && e.exit_code == 3)) {
+      std::string why = json_str(*result, "summary", "blocked");
+      line(e.bundle + " waits for a person: " + why);
+      return record(std::string(lane::event::kTechLeadBlocked),
+                    Json{{"bundle", e.bundle}, {"status", rs}, {"reason", why}},
+                    [&](Json& st) -> Status {
+                      if (Json* x = entry_in(st, e.bundle)) {
+                        (*x)["status"] = "parked";
+                        (*x)["parked_reason"] = why;
+                      }
+                      return {};
+                    });
+    }
+    // A handoff, or no result at all: relaunch within the budget.
+    long long restarts = entry->value("driver_restarts", 0LL) + 1;
+    int budget = walker.max_retries(scheduler_node);
+    std::string what =
+        result ? "handed off (" + rs + ")"
+               : (e.term_signal ? "was killed by signal " + std::to_string(e.term_signal)
+                                : "exited " + std::to_string(e.exit_code) + " without a result");
+    std::string tail = last_line(e.err);
+    if (restarts > budget) {
+      std::string why = "its driver " + what + " " + std::to_string(restarts) + " times" +
+                        (tail.empty() ? "" : ": " + clip(tail, 200));
+      line(e.bundle + " parked: " + why);
+      return record(std::string(lane::event::kTechLeadBlocked),
+                    Json{{"bundle", e.bundle}, {"reason", why}}, [&](Json& st) -> Status {
+                      if (Json* x = entry_in(st, e.bundle)) {
+                        (*x)["status"] = "parked";
+                        (*x)["parked_reason"] = why;
+                        (*x)["driver_restarts"] = restarts;
+                      }
+                      return {};
+                    });
+    }
+    line(e.bundle + "'s driver " + what + "; relaunching (" + std::to_string(restarts) + " of " +
+         std::to_string(budget) + ")");
+    return record(
+        result ? std::string(lane::event::kTechLeadHandoff) : std::string(lane::event::kNote),
+        Json{{"bundle", e.bundle}, {"driver", what}, {"restart", restarts}},
+        [&](Json& st) -> Status {
+          if (Json* x = entry_in(st, e.bundle)) (*x)["driver_restarts"] = restarts;
+          return {};
+        });
+  }
+
+  // Intake: stops bundles whose issue is gone, refreshes edited specs,
+  // and says whether new work is there.
+  Expected<bool> intake() {
+    DG_TRY(Look l, look());
+    DG_TRY(Json s, state());
+    std::map<long long, const issues::Issue*> open;
+    for (const auto& i : l.open) open[i.number] = &i;
+    for (const auto& b : bundles_of(s)) {
+      std::string st = bundle_status(s, b);
+      if (st != "pending" && st != "running") continue;
+      std::string id = json_str(b, "id");
+      for (long long n : issue_numbers(b)) {
+        auto it = open.find(n);
+        bool gone = it == open.end() ||
+                    (!cfg.policy.every_open_issue && !has_label(*it->second, cfg.policy.label));
+        if (gone) {
+          std::string why = "issue #" + std::to_string(n) + " was closed or lost its label";
+          line(id + " stopped: " + why);
+          if (p.drivers.running(id)) p.drivers.stop(id);
+          DG_CHECK(record(std::string(lane::event::kNote), Json{{"bundle", id}, {"stopped", why}},
+                          [&](Json& x) -> Status {
+                            if (Json* e = entry_in(x, id)) {
+                              (*e)["status"] = "stopped";
+                              (*e)["stopped_reason"] = why;
+                            }
+                            return {};
+                          }));
+          break;
+        }
+        std::string digest = issue_digest(*it->second);
+        std::string was =
+            json_str(b.value("issue_digests", Json::object()), std::to_string(n).c_str());
+        if (!was.empty() && was != digest) {
+          FormedBundle f{id, json_str(b, "title"), json_str(b, "branch"), issue_numbers(b)};
+          std::vector<issues::Issue> texts;
+          for (long long m : f.issues)
+            if (open.count(m)) texts.push_back(*open[m]);
+          bundle::BundleLayout layout{p.store.run_dir(), id, ""};
+          DG_CHECK(
+              write_file_atomic(layout.spec(), spec_text(f, texts, s.value("commands", Json()))));
+          line("issue #" + std::to_string(n) + " was edited; " + id +
+               "'s spec now has its new text");
+          DG_CHECK(record(std::string(lane::event::kNote),
+                          Json{{"bundle", id}, {"issue_edited", n}}, [&](Json& x) -> Status {
+                            if (Json* e = entry_in(x, id))
+                              (*e)["issue_digests"][std::to_string(n)] = digest;
+                            return {};
+                          }));
+        }
+      }
+    }
+    DG_TRY(s, state());
+    auto el = eligible(l.open, cfg.policy, l.closed_by_prs, taken(s));
+    if (el.work.empty()) return false;
+    cache = std::move(l);
+    return true;
+  }
+
+  Status step_scheduler() {
+    while (true) {
+      while (!exits.empty()) {
+        DriverExit e = std::move(exits.front());
+        exits.pop_front();
+        DG_CHECK(on_exit(e));
+      }
+      if (stop_signal && !stopping) {
+        stopping = true;
+        line("stopping: letting the drivers reach a safe point");
+        DG_TRY(Json s0, state());
+        for (const auto& b : bundles_of(s0)) p.drivers.stop(json_str(b, "id"));
+      }
+      if (stopping) {
+        if (p.drivers.live() == 0) return {};
+      } else {
+        DG_TRY(Json s, state());
+        bool pending = false, parked = false;
+        std::vector<Json> to_start;
+        for (const auto& b : bundles_of(s)) {
+          std::string st = bundle_status(s, b);
+          if (st == "parked") parked = true;
+          if ((st == "running" || st == "pending") && !p.drivers.running(json_str(b, "id")))
+            to_start.push_back(b);
+        }
+        for (const auto& b : to_start) {
+          if (static_cast<int>(p.drivers.live()) >= cfg.max_bundles) {
+            pending = true;
+            continue;
+          }
+          DG_TRY(Json now, state());
+          DG_CHECK(start_or_relaunch(now, b));
+        }
+        if (p.drivers.live() == 0 && !pending) {
+          DG_TRY(bool more, intake());
+          if (more)
+            return go(std::string(lane::route::kNewWork), std::string(lane::event::kIntakeDone),
+                      Json{{"new_work", true}});
+          if (parked && cfg.watch) {
+            line("only work waiting for a person is left; looking again in " +
+                 std::to_string(cfg.watch->count() / 1000) + " s");
+            if (!pause(*cfg.watch)) continue;
+            continue;
+          }
+          if (parked)
+            return go(std::string(lane::route::kBlocked),
+                      std::string(lane::event::kAllBundlesComplete), Json{{"parked", true}});
+          return go(std::string(lane::route::kAllBundlesComplete),
+                    std::string(lane::event::kAllBundlesComplete), Json::object());
+        }
+      }
+      auto ev = p.drivers.wait();
+      if (!ev) continue;
+      if (auto* s = std::get_if<StopRequested>(&*ev)) {
+        stop_signal = s->signal;
+        continue;
+      }
+      if (auto* e = std::get_if<DriverExit>(&*ev)) {
+        DG_CHECK(on_exit(*e));
+        if (!stopping && !stop_signal) {
+          DG_TRY(bool more, intake());
+          if (more) {
+            p.crash.reach("intake", e->bundle);
+            return go(std::string(lane::route::kNewWork), std::string(lane::event::kIntakeDone),
+                      Json{{"new_work", true}});
+          }
+        }
+      }
+    }
+  }
+
+  // The nodes after delivery are issue 22's; until then each is passed
+  // with a NOTE saying so, so a run still completes.
+  Status step_not_built(const std::string& node) {
+    const GraphNode* n = p.graph.node(node);
+    std::string route(n && !n->next.empty() ? lane::route::kNext : lane::route::kNoFindings);
+    return go(route, std::string(lane::event::kNote), Json{{"not_built", node}});
+  }
+
+  Outcome finish(const std::string& node) {
+    auto s = state();
+    if (!s) return Outcome{kExitError, Json{{"status", "ERROR"}, {"summary", s.error().message}}};
+    bool complete = json_str(*s, "status") == "complete";
+    Json result = run_result(*s, p.store.run_dir(), complete ? "COMPLETE" : "HUMAN_REQUIRED");
+    std::string ev(complete ? lane::event::kRunComplete : lane::event::kHumanRequired);
+    bool recorded = false;
+    if (auto log = read_file(p.store.run_dir() + "/" + kEventsFile))
+      recorded = log->find(std::string("\"type\": \"") + ev + "\"") != std::string::npos;
+    if (!recorded) {
+      auto r = record(ev, Json{{"node", node}, {"waiting", result["human_required"]}});
+      if (!r) return Outcome{kExitError, Json{{"status", "ERROR"}, {"summary", r.error().message}}};
+    }
+    return Outcome{complete ? kExitComplete : kExitHumanRequired, result};
+  }
+
+  Outcome stopped() {
+    auto h = p.store.handoff("stopped by signal " + std::to_string(stop_signal));
+    auto s = state();
+    Json result = s ? run_result(*s, p.store.run_dir(), "HANDOFF") : Json{{"status", "HANDOFF"}};
+    if (!h) result["summary"] = h.error().message;
+    return Outcome{kExitSignalBase + stop_signal, result};
+  }
+
+  Outcome error(const Error& e) {
+    // Drivers are ended by the pool's destructor; their cursors stay.
+    auto s = state();
+    Json result = s ? run_result(*s, p.store.run_dir(), "ERROR") : Json{{"status", "ERROR"}};
+    result["summary"] = e.message;
+    return Outcome{e.kind == ErrorKind::interrupted ? kExitSignalBase + stop_signal : kExitError,
+                   result};
+  }
+
+  Outcome run() {
+    scan_node = p.graph.entrypoint;
+    auto b = walker.next(scan_node, lane::route::kActionable);
+    if (!b) return error(b.error());
+    bundle_node = *b;
+    auto sch = walker.node_of_type(kLane, "scheduler");
+    if (!sch)
+      return error(fail(ErrorKind::internal, "GRAPH.yaml's orchestrator lane has no scheduler"));
+    scheduler_node = *sch;
+    if (auto w = p.drivers.watch_stop_signals(); !w) return error(w.error());
+    for (int steps = 0;; ++steps) {
+      if (stop_signal) return stopped();
+      auto s = state();
+      if (!s) return error(s.error());
+      std::string node = json_str(*s, "node");
+      std::string status = json_str(*s, "status");
+      if (status == "complete" || status == "human_required") return finish(node);
+      Status st;
+      if (node == scan_node) {
+        st = step_scan();
+      } else if (node == bundle_node) {
+        st = step_bundle();
+      } else if (node == scheduler_node) {
+        st = step_scheduler();
+        if (st && stopping) return stopped();
+      } else if (const GraphNode* n = p.graph.node(node); n && n->type == "terminal") {
+        return finish(node);
+      } else {
+        st = step_not_built(node);
+      }
+      if (!st) {
+        if (st.error().kind == ErrorKind::interrupted) return stopped();
+        return error(st.error());
+      }
+    }
+  }
+};
+
+Orchestrator::Orchestrator(OrchestratorConfig config, OrchestratorParts parts)
+    : impl_(std::make_shared<Impl>(std::move(config), parts)) {}
+
+void Orchestrator::prime(std::vector<issues::Issue> open, std::set<long long> closed_by_prs) {
+  impl_->primed_open = std::move(open);
+  impl_->primed_prs = std::move(closed_by_prs);
+}
+
+Outcome Orchestrator::run() {
+  return impl_->run();
+}
+
+}  // namespace devgraph::orchestrator

@@ -1,0 +1,123 @@
+// The orchestrator lane as code: scan, bundle, bundle_scheduler, the
+// nodes after delivery, and the run's two ends (complete, human_required),
+// walked from GRAPH.yaml's routes like the bundle lane. No model decides a
+// transition.
+//
+// One process, one thread, one event loop (DriverPool): a `devgraph
+// run-bundle` child per bundle in flight, at most max_bundles at once.
+//
+// Contracts:
+// - Every decision is recorded in the run before its effect is relied on,
+//   and every effect can be done again: a bundle is formed once (its issues
+//   are then taken), started idempotently (bundle/start.h), and a driver
+//   that died is relaunched and resumes from its cursors. A killed
+//   orchestrator's successor ends the drivers it left (proc/leftovers.h)
+//   and continues from state.json.
+// - A bundle's status is the entry's "status" when it says the bundle is
+//   finished ("delivered", "parked", "stopped", "rejected"); otherwise the
+//   bundle is "running" when its cursor exists and "pending" when not
+//   (bundle_status()).
+// - A driver's RESULT_JSON decides its bundle: DONE* delivered
+//   (TECH_LEAD_DONE), BLOCKED or NEEDS_CONTEXT parked (TECH_LEAD_BLOCKED),
+//   HANDOFF relaunched (TECH_LEAD_HANDOFF); no result is a crash, relaunched
+//   up to the node's retry budget, then parked.
+// - After each driver's exit, intake looks for new work (INTAKE_DONE, then
+//   the new_work route through `bundle`), stops the bundles whose issue was
+//   closed or lost its label, and rewrites the spec of an edited issue.
+// - The run reaches human_required only when nothing else can progress;
+//   with a watch period it waits instead and looks again.
+// - A stop signal stops starting work, stops the drivers (each leaves its
+//   cursors where they stood) and parks the run at the pause node.
+// - Failures of the issue source are retried with back-off on the loop
+//   (drivers keep being served meanwhile); one that does not clear is an
+//   error, and nothing recorded is lost.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bundle/crash_points.h"
+#include "git/git.h"
+#include "git/repo.h"
+#include "graph/graph.h"
+#include "lane/lane.h"
+#include "orchestrator/bundling.h"
+#include "orchestrator/drivers.h"
+#include "orchestrator/sources.h"
+#include "store/run_store.h"
+#include "util/json.h"
+
+namespace devgraph::orchestrator {
+
+struct OrchestratorConfig {
+  std::string delivery = "local";  // "github" | "local"
+  std::string default_branch = "main";
+  std::string base;  // what worktrees start from: origin/<default> or <default>
+  IntakePolicy policy;
+  int max_bundles = 3;
+  // Keep the run alive: an empty scan (or a run with only parked work)
+  // waits this long and looks again.
+  std::optional<std::chrono::milliseconds> watch;
+  // Back-off of the issue source: first wait, doubled per attempt.
+  std::chrono::milliseconds source_backoff{std::chrono::seconds(2)};
+  int source_attempts = 5;
+  // The canonical worktree of a branch (the placement guard's answer).
+  std::function<std::string(const std::string& branch)> worktree_for;
+  // The driver of a bundle: argv, cwd, environment.
+  std::function<DriverSpec(const std::string& bundle)> driver_for;
+  // One line per thing that happened, for the person watching.
+  std::function<void(const std::string& line)> on_line;
+  // The state after each change (the live view).
+  std::function<void(const Json& state)> on_state;
+};
+
+struct OrchestratorParts {
+  RunStore& store;
+  const Graph& graph;
+  git::Git& repo_git;  // the primary clone: only `worktree add` is asked of it
+  git::RepoQueries& repo;
+  IssueSource& issues;
+  DriverPool& drivers;
+  bundle::CrashPoints& crash;
+};
+
+struct Outcome {
+  int exit_code = 0;  // 0 complete, 2 human required, 128+N stopped, 1 error
+  Json result;        // the RESULT_JSON object
+};
+
+// Exit codes.
+inline constexpr int kExitComplete = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitHumanRequired = 2;
+inline constexpr int kExitUsage = 3;
+inline constexpr int kExitSignalBase = 128;
+
+// The status of state.bundles[i] (see the contract above).
+std::string bundle_status(const Json& state, const Json& entry);
+
+// The RESULT_JSON object and the summary text of a run's state: each
+// bundle with its issues, node, status, PR or branch and HEAD, what waits
+// for a person and why, the cost from the bundles' ledgers.
+Json run_result(const Json& state, const std::string& run_dir, const std::string& status);
+std::string run_summary(const Json& result);
+
+class Orchestrator {
+ public:
+  Orchestrator(OrchestratorConfig config, OrchestratorParts parts);
+  // Issues read before the run was opened (the first scan uses them
+  // instead of asking again).
+  void prime(std::vector<issues::Issue> open, std::set<long long> closed_by_prs);
+  Outcome run();
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace devgraph::orchestrator

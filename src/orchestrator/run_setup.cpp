@@ -1,0 +1,298 @@
+#include "orchestrator/run_setup.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+#include "bundle/crash_points.h"
+#include "contracts/schema.h"
+#include "gh/gh.h"
+#include "git/git.h"
+#include "git/repo.h"
+#include "graph/graph.h"
+#include "guard/guard.h"
+#include "issues/local_store.h"
+#include "orchestrator/orchestrator.h"
+#include "proc/command.h"
+#include "proc/leftovers.h"
+#include "project/commands.h"
+#include "skill/skill.h"
+#include "store/run_store.h"
+#include "util/clock.h"
+#include "util/fs.h"
+
+extern char** environ;
+
+namespace devgraph::orchestrator {
+namespace {
+
+constexpr int kUsage = 3;
+
+Error setup_error(const std::string& why) {
+  return fail(ErrorKind::usage, why, kUsage);
+}
+
+std::string stamp() {
+  auto t = std::chrono::system_clock::to_time_t(system_clock().wall());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+Expected<std::string> git_out(const std::string& dir, std::vector<std::string> args, bool& ok) {
+  CommandSpec spec;
+  spec.argv = {"git"};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.cwd = dir;
+  spec.timeout = std::chrono::seconds(30);
+  DG_TRY(auto r, run_command(spec));
+  ok = r.ok();
+  std::string o = r.out;
+  while (!o.empty() && (o.back() == '\n' || o.back() == '\r')) o.pop_back();
+  return o;
+}
+
+// Run directories under <home>/runs, newest first (their names are UTC
+// stamps, so name order is age order).
+std::vector<std::string> runs_newest_first(const std::string& home) {
+  std::vector<std::string> out;
+  std::string dir = home + "/runs";
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return out;
+  while (auto* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    if (path_exists(dir + "/" + name + "/" + kStateFile)) out.push_back(dir + "/" + name);
+  }
+  ::closedir(d);
+  std::sort(out.rbegin(), out.rend());
+  return out;
+}
+
+std::vector<std::string> driver_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv = *e;
+    if (kv.rfind("DEVGRAPH_RUN_CRASH_AT=", 0) == 0) continue;
+    env.push_back(kv);
+  }
+  return env;
+}
+
+Json dry_run_result(const std::vector<FormedBundle>& formed, const Eligibility& el, int ceiling) {
+  Json bundles = Json::array();
+  int i = 0;
+  for (const auto& f : formed)
+    bundles.push_back({{"id", f.id},
+                       {"title", f.title},
+                       {"issues", f.issues},
+                       {"branch", f.branch},
+                       {"starts", i++ < ceiling ? "now" : "when a slot frees"}});
+  Json excluded = Json::array();
+  for (const auto& e : el.excluded) excluded.push_back({{"issue", e.number}, {"why", e.why}});
+  return Json{{"status", "DRY_RUN"}, {"bundles", bundles}, {"excluded", excluded}};
+}
+
+}  // namespace
+
+Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out) {
+  auto line = [&](const std::string& l) {
+    if (req.on_line) req.on_line(l);
+  };
+  auto roots = guard::Roots::from_env();
+  std::string repo = absolute_path(req.repo);
+  if (!is_directory(repo)) return setup_error("--repo " + req.repo + ": no such directory");
+  bool ok = false;
+  DG_TRY(std::string bare, git_out(repo, {"rev-parse", "--is-bare-repository"}, ok));
+  if (!ok) return setup_error(repo + " is not a git repository");
+  if (bare == "true")
+    return setup_error(repo +
+                       " is a bare repository; run devgraph run in a clone with a working tree");
+  auto place = guard::resolve_placement(repo, std::nullopt, roots);
+  if (!place) return setup_error(place.error().message);
+  if (place->checkout_kind.value_or("") != "primary" || !place->primary_top)
+    return setup_error(repo + " is a linked worktree" +
+                       (place->primary_top ? " of " + *place->primary_top : std::string()) +
+                       "; run devgraph run in the primary clone");
+  std::string top = *place->primary_top;
+  DG_TRY(std::string origin, git_out(top, {"remote", "get-url", "origin"}, ok));
+  bool has_origin = ok && !origin.empty();
+  if (has_origin && place->delivery != "github")
+    return setup_error("origin " + origin +
+                       " does not name an <owner>/<repo> devgraph can read; fix the remote or "
+                       "remove it for local delivery");
+  std::string delivery = place->delivery;
+  std::string kind = req.issues.value_or(delivery == "github" ? "github" : "local");
+  if (kind == "github" && !has_origin)
+    return setup_error("--issues github needs an origin remote on GitHub");
+  std::string identity = place->owner + "/" + place->repo;
+
+  DG_TRY(auto skill, locate_skill(req.skill));
+  DG_TRY(auto graph, Graph::load(skill));
+  DG_TRY(auto schema, Schema::load(state_schema_path(skill)));
+  RealCommandRunner runner;
+  auto repo_queries = git::make_repo_queries(runner, top);
+  auto repo_default = repo_queries->default_branch(delivery == "github");
+  if (!repo_default) return setup_error(repo_default.error().message);
+  std::string default_branch = *repo_default;
+  std::string base = delivery == "github" ? "origin/" + default_branch : default_branch;
+
+  // The issue source, and a first look at it: output that is not what was
+  // asked is refused before anything is written.
+  issues::LocalIssues local(place->develop_home + "/issues");
+  auto gh = gh::make_gh(runner, top);
+  IntakePolicy policy;
+  policy.epic_label = graph.intake.epic_label;
+  policy.label = req.label.value_or(graph.intake.label);
+  policy.every_open_issue = kind == "local" || req.all_issues;
+  std::unique_ptr<IssueSource> source =
+      kind == "local"
+          ? local_source(local)
+          : github_source(*gh, policy.every_open_issue ? std::nullopt
+                                                       : std::optional<std::string>(policy.label));
+  std::optional<std::vector<issues::Issue>> first_open;
+  std::optional<std::set<long long>> first_prs;
+  {
+    auto o = source->open_issues();
+    if (!o && (o.error().kind == ErrorKind::internal || o.error().kind == ErrorKind::not_found ||
+               o.error().kind == ErrorKind::usage))
+      return fail(o.error().kind, "reading " + kind + " issues: " + o.error().message,
+                  o.error().kind == ErrorKind::internal && kind == "local" ? kUsage : 1);
+    auto pr =
+        o ? source->closed_by_open_prs() : Expected<std::set<long long>>(std::set<long long>{});
+    if (o && !pr &&
+        (pr.error().kind == ErrorKind::internal || pr.error().kind == ErrorKind::not_found))
+      return fail(pr.error().kind, "reading open pull requests: " + pr.error().message, 1);
+    if (o && pr) {
+      first_open = std::move(*o);
+      first_prs = std::move(*pr);
+    } else {
+      line("GitHub did not answer yet (" + (o ? pr.error().message : o.error().message) +
+           "); the run will keep asking");
+    }
+  }
+  int ceiling = req.max_bundles.value_or(graph.concurrency.max_parallel_bundles);
+
+  if (req.dry_run) {
+    if (!first_open) return fail("cannot read the issues for a dry run");
+    std::set<long long> taken;
+    auto el = eligible(*first_open, policy, *first_prs, taken);
+    auto formed = form_bundles(el.work, graph.intake, 1);
+    RunReport rep;
+    rep.result = dry_run_result(formed, el, ceiling);
+    for (const auto& b : rep.result["bundles"])
+      rep.summary += "would form " + json_str(b, "id") + " " + dump_py(b["issues"]) + " on " +
+                     json_str(b, "branch") + " (starts " + json_str(b, "starts") + ")\n";
+    for (const auto& e : el.excluded)
+      rep.summary += "not work: #" + std::to_string(e.number) + ": " + e.why + "\n";
+    if (formed.empty()) rep.summary += "nothing to do: no open issue is eligible\n";
+    return rep;
+  }
+
+  // One orchestrator per repository.
+  DG_CHECK(make_directories(place->develop_home));
+  std::string lock_path = place->develop_home + "/orchestrator.lock";
+  DG_TRY(auto lock, FileLock::try_acquire(lock_path));
+  if (!lock) {
+    std::string holder;
+    if (auto note = read_file(lock_path)) holder = *note;
+    while (!holder.empty() && holder.back() == '\n') holder.pop_back();
+    return setup_error("another devgraph run holds " + identity +
+                       (holder.empty() ? std::string() : " (" + holder + ")"));
+  }
+  std::ignore = lock->write_note("pid " + std::to_string(::getpid()));
+
+  // The run: the newest unfinished one, or a fresh one.
+  std::string run_dir;
+  if (!req.fresh) {
+    for (const auto& dir : runs_newest_first(place->develop_home)) {
+      auto text = read_file(dir + "/" + kStateFile);
+      if (!text) continue;
+      auto st = parse_json(*text, dir);
+      if (!st || !st->is_object()) continue;
+      std::string status = json_str(*st, "status");
+      if (status != "running" && status != "handoff") continue;
+      if (json_str(*st, "repo") != identity)
+        return setup_error("run " + dir + " belongs to " + json_str(*st, "repo") + ", not " +
+                           identity + "; start a new one with --new");
+      run_dir = dir;
+      break;
+    }
+  }
+  RunStore store(run_dir.empty() ? place->develop_home + "/runs/" + stamp() : run_dir, graph,
+                 schema);
+  if (run_dir.empty()) {
+    if (path_exists(store.run_dir() + "/" + kStateFile))
+      return setup_error(store.run_dir() + " exists already; run devgraph run again in a second");
+    DG_TRY(auto commands, project::detect_commands(top));
+    InitRequest init;
+    init.repo = identity;
+    init.default_branch = default_branch;
+    init.merge = Json{
+        {"delivery", delivery},
+        {"merge_policy", "never"},
+        {"commands",
+         {{"test", commands.test}, {"build", commands.build}, {"source", commands.source}}},
+        {"intake",
+         {{"issues", kind}, {"label", policy.every_open_issue ? Json() : Json(policy.label)}}}};
+    DG_TRY(auto c, store.init(init));
+    (void)c;
+    line("new run " + store.run_dir());
+  } else {
+    DG_TRY(auto r, store.resume());
+    (void)r;
+    line("resuming run " + run_dir);
+  }
+  std::string record = store.run_dir() + "/live-drivers";
+  DG_TRY(int ended, end_leftover_children(record));
+  if (ended > 0) line("ended " + std::to_string(ended) + " driver(s) a killed run left behind");
+
+  DG_TRY(auto pool, make_driver_pool(record));
+  auto repo_git = git::make_git(runner, top, {});
+  std::string crash_spec;
+  if (const char* v = std::getenv("DEVGRAPH_RUN_CRASH_AT")) crash_spec = v;
+  bundle::EnvCrashPoints crash(crash_spec);
+
+  OrchestratorConfig cfg;
+  cfg.delivery = delivery;
+  cfg.default_branch = default_branch;
+  cfg.base = base;
+  cfg.policy = policy;
+  cfg.max_bundles = ceiling;
+  cfg.watch = req.watch;
+  cfg.on_line = req.on_line;
+  cfg.worktree_for = [&](const std::string& branch) {
+    auto p = guard::resolve_placement(top, branch, roots);
+    return p && p->worktree_path ? *p->worktree_path : std::string();
+  };
+  std::vector<std::string> env = driver_environment();
+  std::string self = self_executable();
+  std::string rd = store.run_dir();
+  cfg.driver_for = [&](const std::string& bundle) {
+    DriverSpec d;
+    d.bundle = bundle;
+    d.argv = {self, "run-bundle", rd, "--bundle", bundle, "--base", base, "--no-live"};
+    d.argv.insert(d.argv.end(), req.driver_flags.begin(), req.driver_flags.end());
+    d.cwd = rd;
+    d.env = env;
+    return d;
+  };
+  OrchestratorParts parts{store, graph, *repo_git, *repo_queries, *source, *pool, crash};
+  Orchestrator orch(cfg, parts);
+  if (first_open) orch.prime(std::move(*first_open), std::move(*first_prs));
+  Outcome o = orch.run();
+  RunReport rep;
+  rep.exit_code = o.exit_code;
+  rep.run_dir = store.run_dir();
+  rep.result = o.result;
+  rep.summary = run_summary(o.result);
+  (void)out;
+  return rep;
+}
+
+}  // namespace devgraph::orchestrator

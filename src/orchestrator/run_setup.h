@@ -1,0 +1,57 @@
+// Everything `devgraph run` does around the orchestrator: where the run
+// lives (the placement guard's answer), which run it continues, the one
+// orchestrator per repository, the first look at the issues, and the
+// parts the orchestrator is built from.
+//
+// Contracts:
+// - Nothing is written before every check passed: the repository is a
+//   primary clone (not a linked worktree, not bare, not outside git), its
+//   origin (if any) names a GitHub repository, no other orchestrator holds
+//   it, the run to continue belongs to it, and the issue source answered
+//   with what was asked. Each failure is one line and exit code 3 (usage,
+//   state or placement) or 1 (the issue source could not be read).
+// - Resume by default: the newest run under <develop_home>/runs whose
+//   status is running or handoff; `fresh` starts a new one. A run of
+//   another repository is refused, never continued.
+// - One orchestrator per repository: <develop_home>/orchestrator.lock is
+//   held for the whole run.
+// - dry_run reads and prints, and writes nothing at all.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "util/expected.h"
+#include "util/json.h"
+
+namespace devgraph::orchestrator {
+
+struct RunSetupRequest {
+  std::string repo = ".";
+  std::optional<std::string> issues;  // "github" | "local"; default from the origin
+  std::optional<std::string> label;
+  bool all_issues = false;
+  std::optional<int> max_bundles;
+  std::optional<std::chrono::milliseconds> watch;
+  bool fresh = false;
+  bool dry_run = false;
+  std::optional<std::string> skill;
+  // Flags every driver gets (--agent ..., --sim-scenario ...).
+  std::vector<std::string> driver_flags;
+  std::function<void(const std::string&)> on_line;
+};
+
+struct RunReport {
+  int exit_code = 0;
+  std::string run_dir;
+  std::string summary;  // printed before RESULT_JSON
+  Json result;
+};
+
+Expected<RunReport> run_repository(const RunSetupRequest& request, std::ostream& out);
+
+}  // namespace devgraph::orchestrator

@@ -1,0 +1,232 @@
+// `devgraph run` end to end: the real binary in a real repository with
+// local issues filed by `devgraph issue new`, the simulated agent playing
+// one scenario for every bundle, and real git worktrees under AI_ROOT.
+// Every test asserts on the exit code, the RESULT_JSON line, state.json,
+// events.jsonl, the issue files and git.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "support/test_util.h"
+#include "util/fs.h"
+#include "util/json.h"
+
+namespace devgraph {
+namespace {
+
+constexpr const char* kRunTests =
+    "#!/bin/sh\n"
+    "status=0\n"
+    "for t in tests/*.sh; do\n"
+    "  [ -e \"$t\" ] || continue\n"
+    "  if sh \"$t\"; then echo \"ok $t\"; else echo \"FAIL $t\"; status=1; fi\n"
+    "done\n"
+    "exit $status\n";
+
+Json file(const std::string& path, const std::string& content) {
+  return Json{{"path", path}, {"content", content}};
+}
+
+Json done(const std::string& summary) {
+  return Json{{"status", "DONE"}, {"summary", summary}, {"evidence", Json::array()}};
+}
+
+// One task per bundle: src/<bundle>.txt must hold the bundle's id, and
+// tests/<bundle>.sh says so.
+Json generic_scenario(long long latency_ms = 20) {
+  Json tasks = {
+      {"bundle", "{bundle}"},
+      {"tasks",
+       Json::array({{{"id", "T1"},
+                     {"title", "the {bundle} marker"},
+                     {"depends_on", Json::array()},
+                     {"files", Json::array({"src/{bundle}.txt", "tests/{bundle}.sh"})}}})}};
+  Json personas = Json::object();
+  personas["planner"] = Json::array(
+      {{{"latency_ms", latency_ms},
+        {"files", Json::array({file("docs/develop/plans/{bundle}.md", "# Plan {bundle}\n"),
+                               file("docs/develop/plans/{bundle}.tasks.json", dump_py(tasks, 2))})},
+        {"result", done("planned one task")}}});
+  personas["tdd-writer"] = Json::array(
+      {{{"latency_ms", latency_ms},
+        {"files", Json::array({file("tests/{bundle}.sh", "grep -qx {bundle} src/{bundle}.txt\n")})},
+        {"result", done("red for {task}")}}});
+  personas["developer"] =
+      Json::array({{{"latency_ms", latency_ms},
+                    {"files", Json::array({file("src/{bundle}.txt", "{bundle}\n")})},
+                    {"result", done("green for {task}")}}});
+  return Json{{"default", {{"latency_ms", latency_ms}, {"result", done("{persona} approves")}}},
+              {"personas", personas}};
+}
+
+class RunCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    repo = scratch / "widgets";
+    ai_root = scratch / "ai";
+    ASSERT_TRUE(make_directories(repo + "/tests"));
+    ASSERT_TRUE(make_directories(repo + "/.devgraph"));
+    test::write_text(repo + "/run-tests.sh", kRunTests);
+    test::write_text(repo + "/tests/base.sh", "true\n");
+    test::write_text(repo + "/.devgraph/commands.json",
+                     R"({"test": "sh run-tests.sh", "build": "sh run-tests.sh"})");
+    git({"init", "-q", "-b", "main"});
+    git({"add", "-A"});
+    git({"commit", "-q", "-m", "base"});
+    scenario = scratch / "scenario.json";
+    test::write_text(scenario, dump_py(generic_scenario(), 2));
+  }
+
+  void git(const std::vector<std::string>& args, const std::string& dir = "") {
+    std::vector<std::string> argv = {"git"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = test::run_process(argv, env(), dir.empty() ? repo : dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+
+  std::map<std::string, std::string> env() const {
+    return {{"AI_ROOT", ai_root},
+            {"GIT_AUTHOR_NAME", "t"},
+            {"GIT_AUTHOR_EMAIL", "t@example.invalid"},
+            {"GIT_COMMITTER_NAME", "t"},
+            {"GIT_COMMITTER_EMAIL", "t@example.invalid"},
+            {"NO_COLOR", "1"}};
+  }
+
+  long long file_issue(const std::string& title, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"issue", "new", title, "--body", "Do " + title + "."};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = test::run_devgraph(args, env(), repo);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return std::stoll(r.out);
+  }
+
+  test::ProcessResult run(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {
+        "run", "--agent", "sim", "--sim-scenario", scenario, "--api-backoff-seconds", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return test::run_devgraph(args, env(), repo);
+  }
+
+  static Json result_of(const test::ProcessResult& r) {
+    auto at = r.out.rfind("RESULT_JSON: ");
+    EXPECT_NE(at, std::string::npos) << r.out << r.err;
+    if (at == std::string::npos) return Json::object();
+    auto j = parse_json(r.out.substr(at + 13), "result");
+    EXPECT_TRUE(j) << r.out;
+    return j ? *j : Json::object();
+  }
+
+  std::string run_dir(const Json& result) { return json_str(result, "run_dir"); }
+
+  test::Scratch scratch;
+  std::string repo, ai_root, scenario;
+};
+
+TEST_F(RunCli, FiveLocalIssuesTwoSharingAParentBecomeFourReadyBranchesTwoAtATime) {
+  file_issue("alpha");
+  file_issue("beta", {"--parent", "40"});
+  file_issue("gamma", {"--parent", "40"});
+  file_issue("delta");
+  file_issue("epsilon");
+  auto r = run({"--max-bundles", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["status"], "COMPLETE");
+  ASSERT_EQ(res["bundles"].size(), 4u) << dump_py(res);
+  std::map<std::string, std::vector<long long>> issues_of;
+  for (const auto& b : res["bundles"]) {
+    EXPECT_EQ(b["status"], "delivered") << dump_py(b);
+    issues_of[json_str(b, "id")] = b["issues"].get<std::vector<long long>>();
+  }
+  EXPECT_EQ(issues_of["b1"], std::vector<long long>({1}));
+  EXPECT_EQ(issues_of["b2"], std::vector<long long>({2, 3}));
+  EXPECT_EQ(issues_of["b3"], std::vector<long long>({4}));
+  EXPECT_EQ(issues_of["b4"], std::vector<long long>({5}));
+
+  // Never more than two in flight: started minus finished, in log order.
+  auto events = test::read_jsonl(run_dir(res) + "/events.jsonl");
+  int live = 0, peak = 0;
+  for (const auto& e : events) {
+    std::string type = json_str(e, "type");
+    if (type == "BUNDLE_STARTED") peak = std::max(peak, ++live);
+    if (type == "TECH_LEAD_DONE" || type == "TECH_LEAD_BLOCKED") --live;
+  }
+  EXPECT_EQ(peak, 2);
+
+  // Every branch is ready, its tests pass, and every issue file knows it.
+  Json state = *parse_json(test::slurp(run_dir(res) + "/state.json"), "state");
+  for (const auto& b : state["bundles"]) {
+    std::string wt = json_str(b, "worktree");
+    ASSERT_FALSE(wt.empty());
+    auto t = test::run_process({"sh", "run-tests.sh"}, {}, wt);
+    EXPECT_EQ(t.exit_code, 0) << t.out;
+    EXPECT_TRUE(path_exists(wt + "/src/" + json_str(b, "id") + ".txt"));
+  }
+  auto list = test::run_devgraph({"issue", "list", "--state", "all", "--json"}, env(), repo);
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  Json issues = *parse_json(list.out, "issues");
+  ASSERT_EQ(issues.size(), 5u);
+  for (const auto& i : issues) {
+    EXPECT_TRUE(i.contains("branch") && i["branch"].is_string()) << dump_py(i);
+    EXPECT_TRUE(i.contains("head") && i["head"].is_string()) << dump_py(i);
+  }
+  auto v = test::run_devgraph({"validate", "run", run_dir(res)}, env(), repo);
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+}
+
+TEST_F(RunCli, AnEmptyFirstScanCompletesIdle) {
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["status"], "COMPLETE");
+  EXPECT_TRUE(res["bundles"].empty());
+  EXPECT_NE(r.out.find("no work"), std::string::npos) << r.out;
+}
+
+TEST_F(RunCli, DryRunPrintsTheBundlesAndWritesNothing) {
+  file_issue("alpha");
+  file_issue("beta", {"--parent", "1"});
+  file_issue("gamma", {"--parent", "1"});
+  std::string before = test::entries(ai_root + "/develop");
+  auto r = run({"--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["status"], "DRY_RUN");
+  ASSERT_EQ(res["bundles"].size(), 1u) << dump_py(res);
+  EXPECT_EQ(res["bundles"][0]["issues"], Json::array({2, 3}));
+  EXPECT_EQ(test::entries(ai_root + "/develop"), before);
+  EXPECT_FALSE(path_exists(ai_root + "/worktrees"));
+}
+
+TEST_F(RunCli, BadRepositoriesAreRefusedWithNothingWritten) {
+  std::string plain = scratch / "plain";
+  ASSERT_TRUE(make_directories(plain));
+  auto r = test::run_devgraph({"run", "--repo", plain}, env(), repo);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("not a git repository"), std::string::npos) << r.err;
+
+  std::string bare = scratch / "bare.git";
+  git({"init", "-q", "--bare", bare});
+  r = test::run_devgraph({"run", "--repo", bare}, env(), repo);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("bare"), std::string::npos) << r.err;
+
+  std::string linked = scratch / "linked";
+  git({"worktree", "add", "-q", "-b", "side", linked});
+  r = test::run_devgraph({"run", "--repo", linked}, env(), repo);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("linked worktree"), std::string::npos) << r.err;
+
+  git({"remote", "add", "origin", "not a url"});
+  r = test::run_devgraph({"run"}, env(), repo);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("origin"), std::string::npos) << r.err;
+  EXPECT_FALSE(path_exists(ai_root + "/develop")) << test::entries(ai_root);
+  EXPECT_FALSE(path_exists(ai_root + "/worktrees"));
+}
+
+}  // namespace
+}  // namespace devgraph
