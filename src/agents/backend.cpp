@@ -320,6 +320,7 @@ class SimBackend : public Backend {
     std::vector<std::string> argv = {opt_.binary,       "sim-agent", "--scenario",
                                      opt_.sim_scenario, "--persona", r.persona};
     add_option(argv, "--task", r.task);
+    add_option(argv, "--bundle", opt_.bundle);
     add_option(argv, "--state", opt_.sim_state_dir);
     add_option(argv, "--prompt-file", p.file);
     // The argv is built just before the spawn: the simulated latency then

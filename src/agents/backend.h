@@ -38,7 +38,8 @@ std::string_view backend_name(BackendKind kind);
 // "claude, codex, gemini, command, sim": for usage messages.
 std::string backend_choices();
 
-// Run-wide backend settings (GRAPH.yaml `headless` plus flags).
+// The backend settings of one bundle's persona runtime (GRAPH.yaml
+// `headless` plus flags).
 struct BackendOptions {
   BackendKind kind = BackendKind::claude;
   // The program to run. Empty: the backend's default (see above); for sim,
@@ -53,9 +54,13 @@ struct BackendOptions {
   // {prompt_file} {worktree} {persona} {model} {task} {run_dir}.
   std::vector<std::string> command_template;
   // sim: the scenario file, and where the simulated agent keeps its
-  // per-run counters (empty: next to the prompt files).
+  // per-bundle counters (empty: next to the prompt files).
   std::string sim_scenario;
   std::string sim_state_dir;
+  // The bundle the launches belong to; sim passes it as --bundle, for the
+  // scenario's "bundle" rules and {bundle}. Empty: PersonaRuntime::create
+  // takes RuntimeConfig::bundle.
+  std::string bundle;
 };
 
 // One persona launch, as the bundle driver describes it.

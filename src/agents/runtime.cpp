@@ -532,6 +532,7 @@ Expected<std::unique_ptr<PersonaRuntime>> PersonaRuntime::create(RuntimeConfig c
     config.prompt_dir =
         config.log_path.empty() ? std::string() : join_path(dirname_of(config.log_path), "prompts");
   }
+  if (config.backend.bundle.empty()) config.backend.bundle = config.bundle;
   if (config.backend.kind == BackendKind::sim && config.backend.sim_state_dir.empty() &&
       !config.prompt_dir.empty())
     config.backend.sim_state_dir = join_path(config.prompt_dir, "sim-state");

@@ -23,31 +23,50 @@ namespace {
 constexpr std::string_view kFailModes[] = {"cli_error",   "malformed", "junk", "hang",
                                            "usage_limit", "signal",    "flood"};
 
-std::string substitute(std::string s, const std::string& persona, const std::string& task) {
-  const std::pair<std::string, std::string> subs[] = {{"{persona}", persona}, {"{task}", task}};
-  for (const auto& [key, value] : subs) {
-    size_t at = 0;
-    while ((at = s.find(key, at)) != std::string::npos) {
-      s.replace(at, key.size(), value);
-      at += value.size();
+// {persona}, {task} and {bundle} replaced in one pass: a value that holds
+// a placeholder itself is not replaced again.
+std::string substitute(const std::string& s, const SimInvocation& inv) {
+  const std::pair<std::string_view, const std::string*> subs[] = {
+      {"{persona}", &inv.persona}, {"{task}", &inv.task}, {"{bundle}", &inv.bundle}};
+  std::string out;
+  out.reserve(s.size());
+  for (size_t at = 0; at < s.size();) {
+    bool replaced = false;
+    if (s[at] == '{') {
+      for (const auto& [key, value] : subs) {
+        if (s.compare(at, key.size(), key) != 0) continue;
+        out += *value;
+        at += key.size();
+        replaced = true;
+        break;
+      }
     }
+    if (!replaced) out += s[at++];
   }
-  return s;
+  return out;
 }
 
-Json substitute_json(const Json& v, const std::string& persona, const std::string& task) {
-  if (v.is_string()) return substitute(v.get<std::string>(), persona, task);
+Json substitute_json(const Json& v, const SimInvocation& inv) {
+  if (v.is_string()) return substitute(v.get<std::string>(), inv);
   if (v.is_array() || v.is_object()) {
     Json out = v;
     for (auto& [key, child] : v.items()) {
       if (v.is_array())
-        out[std::stoul(key)] = substitute_json(child, persona, task);
+        out[std::stoul(key)] = substitute_json(child, inv);
       else
-        out[key] = substitute_json(child, persona, task);
+        out[key] = substitute_json(child, inv);
     }
     return out;
   }
   return v;
+}
+
+// Whether a scenario's file path stays inside the working directory:
+// relative and without a ".." component.
+bool stays_inside(const std::string& path) {
+  return !(path.empty() || path[0] == '/' || path == ".." || path.rfind("../", 0) == 0 ||
+           path.find("/../") != std::string::npos ||
+           (path.size() >= 3 && path.compare(path.size() - 3, 3, "/..") == 0));
 }
 
 Expected<long long> int_field(const Json& rule, const char* key, const std::string& where,
@@ -61,16 +80,19 @@ Expected<long long> int_field(const Json& rule, const char* key, const std::stri
 
 Expected<SimRule> parse_rule(const Json& r, const std::string& where) {
   static const std::set<std::string> known = {
-      "task",        "call",   "after_call", "dispatch_contains",
-      "latency_ms",  "files",  "result",     "resume_result",
-      "text",        "fail",   "exit_code",  "reset_after_s",
-      "flood_bytes", "comment"};
+      "bundle",     "task",      "call",          "after_call",    "dispatch_contains",
+      "latency_ms", "files",     "result",        "resume_result", "text",
+      "fail",       "exit_code", "reset_after_s", "flood_bytes",   "comment"};
   if (!r.is_object()) return fail(where + ": expected an object");
   for (auto& [key, v] : r.items()) {
     (void)v;
     if (!known.count(key)) return fail(where + "." + key + ": unknown field");
   }
   SimRule rule;
+  if (r.contains("bundle")) {
+    if (!r["bundle"].is_string()) return fail(where + ".bundle: expected a string");
+    rule.bundle = r["bundle"].get<std::string>();
+  }
   if (r.contains("task")) {
     if (!r["task"].is_string()) return fail(where + ".task: expected a string");
     rule.task = r["task"].get<std::string>();
@@ -116,9 +138,7 @@ Expected<SimRule> parse_rule(const Json& r, const std::string& where) {
           !f.contains("content") || !f["content"].is_string())
         return fail(fw + ": expected {\"path\": string, \"content\": string}");
       std::string path = f["path"].get<std::string>();
-      if (path.empty() || path[0] == '/' || path == ".." || path.rfind("../", 0) == 0 ||
-          path.find("/../") != std::string::npos ||
-          (path.size() >= 3 && path.compare(path.size() - 3, 3, "/..") == 0))
+      if (!stays_inside(path))
         return fail(fw + ".path: must stay inside the worktree (relative, no '..')");
       rule.files.push_back({path, f["content"].get<std::string>()});
     }
@@ -232,11 +252,13 @@ Expected<SimScenario> SimScenario::load(const std::string& path) {
   return parse(doc, path);
 }
 
-const SimRule& SimScenario::match(const std::string& persona, const std::string& task, int call,
+const SimRule& SimScenario::match(const std::string& bundle, const std::string& persona,
+                                  const std::string& task, int call,
                                   const std::string& prompt) const {
   auto it = personas.find(persona);
   if (it != personas.end()) {
     for (const SimRule& r : it->second) {
+      if (r.bundle && *r.bundle != bundle) continue;
       if (r.task && *r.task != task) continue;
       if (r.call && *r.call != call) continue;
       if (r.after_call && call <= *r.after_call) continue;
@@ -297,7 +319,7 @@ int run_sim_agent(const SimInvocation& inv, std::ostream& out, std::ostream& err
     }
     prompt = std::move(*text);
   }
-  const SimRule& rule = scenario->match(inv.persona, inv.task, *call, prompt);
+  const SimRule& rule = scenario->match(inv.bundle, inv.persona, inv.task, *call, prompt);
   const std::string session = "sim-" + inv.persona + "-" +
                               (inv.task.empty() ? "bundle" : inv.task) + "-" +
                               std::to_string(*call);
@@ -334,9 +356,15 @@ int run_sim_agent(const SimInvocation& inv, std::ostream& out, std::ostream& err
   std::vector<std::string> written;
   if (!resuming) {
     for (const SimFile& f : rule.files) {
-      std::string path = substitute(f.path, inv.persona, inv.task);
+      std::string path = substitute(f.path, inv);
+      // Checked again with the ids in: a bundle or task id is not trusted to
+      // keep a path inside the worktree.
+      if (!stays_inside(path)) {
+        err << "sim-agent: " << path << ": must stay inside the worktree (relative, no '..')\n";
+        return 1;
+      }
       Status dir = make_directories(dirname_of(absolute_path(path)));
-      Status ok = dir ? write_file_atomic(path, substitute(f.content, inv.persona, inv.task)) : dir;
+      Status ok = dir ? write_file_atomic(path, substitute(f.content, inv)) : dir;
       if (!ok) {
         err << "sim-agent: " << ok.error().message << "\n";
         return 1;
@@ -368,8 +396,8 @@ int run_sim_agent(const SimInvocation& inv, std::ostream& out, std::ostream& err
                   {"evidence", Json::array()},
                   {"artifacts", written}};
   }
-  result = substitute_json(result, inv.persona, inv.task);
-  std::string text = rule.text.empty() ? "" : substitute(rule.text, inv.persona, inv.task) + "\n";
+  result = substitute_json(result, inv);
+  std::string text = rule.text.empty() ? "" : substitute(rule.text, inv) + "\n";
   if (rule.fail == "malformed" && !(resuming && rule.resume_result)) {
     text += "The work is finished; no result line this time.";
   } else {

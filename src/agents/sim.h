@@ -22,22 +22,24 @@
 //   }
 //
 // A persona's rules are tried in order; the first whose conditions all hold
-// is used, else "default". Conditions: "task" (exact task id; "" matches a
-// launch without a task), "call" (this is the Nth launch of this persona for
-// this task, counting from 1), "after_call" (N < call), "dispatch_contains"
-// (a substring of the prompt). Actions: "files" (written relative to the
-// working directory, before the answer; absolute paths and ".." refused),
-// "latency_ms" (one timed wait), "result" (the RESULT_JSON object), "text"
-// (prose before the RESULT_JSON line), "resume_result" (what a --resume
-// call answers; default: "result"), "fail" (a failure mode instead of
-// the answer: "cli_error", "malformed", "junk", "hang", "usage_limit",
-// "signal", "flood"), "exit_code" (cli_error, default 1), "reset_after_s"
-// (usage_limit, default 60), "flood_bytes" (flood, default 64 MiB).
-// Strings in "files" and "result" may use {persona} and {task}.
+// is used, else "default". Conditions: "bundle" (exact bundle id), "task"
+// (exact task id; "" matches a launch without a task), "call" (this is the
+// Nth launch of this persona for this task, counting from 1), "after_call"
+// (N < call), "dispatch_contains" (a substring of the prompt). Actions: "files" (written relative
+// to the working directory, before the answer; absolute paths and ".." refused), "latency_ms" (one
+// timed wait), "result" (the RESULT_JSON object), "text" (prose before the RESULT_JSON line),
+// "resume_result" (what a --resume call answers; default: "result"), "fail" (a failure mode instead
+// of the answer: "cli_error", "malformed", "junk", "hang", "usage_limit", "signal", "flood"),
+// "exit_code" (cli_error, default 1), "reset_after_s" (usage_limit, default 60), "flood_bytes"
+// (flood, default 64 MiB). Strings in "files" (paths and contents), "result", "resume_result" and
+// "text" may use {persona}, {task} and {bundle}, so one scenario serves
+// every bundle of a run (a planner writes
+// docs/develop/plans/{bundle}.tasks.json).
 //
 // Launch counts live in the state directory (one small file per persona
 // and task, updated under a lock), so a rerun with a fresh state directory
-// replays the same story. A scenario without "call" or "after_call" rules
+// replays the same story. The persona runtime gives each bundle its own
+// state directory, so counts are per bundle too. A scenario without "call" or "after_call" rules
 // keeps no counts: every launch is call 1.
 #pragma once
 
@@ -58,6 +60,7 @@ struct SimFile {
 };
 
 struct SimRule {
+  std::optional<std::string> bundle;
   std::optional<std::string> task;
   std::optional<int> call;
   std::optional<int> after_call;
@@ -80,9 +83,9 @@ struct SimScenario {
   static Expected<SimScenario> load(const std::string& path);
   static Expected<SimScenario> parse(const Json& doc, const std::string& origin);
   // The rule for this launch: the persona's first matching rule, else the
-  // default.
-  const SimRule& match(const std::string& persona, const std::string& task, int call,
-                       const std::string& prompt) const;
+  // default. `bundle` and `task` are "" for none.
+  const SimRule& match(const std::string& bundle, const std::string& persona,
+                       const std::string& task, int call, const std::string& prompt) const;
   // Whether a rule depends on the launch count ("call", "after_call") or on
   // the prompt ("dispatch_contains"). Only then does the agent keep launch
   // counters, and the runtime write prompt files: each is a file created
@@ -95,6 +98,7 @@ struct SimScenario {
 struct SimInvocation {
   std::string scenario;
   std::string persona;
+  std::string bundle;       // "" for none
   std::string task;         // "" for none
   std::string state_dir;    // launch counters; empty: no counting (call 1)
   std::string prompt_file;  // optional: the prompt, for dispatch_contains

@@ -78,7 +78,8 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
   cfg.backend.sim_scenario = request.sim_scenario;
   cfg.backend.command_template = request.agent_command;
   const BundleLayout& layout = (*driver)->layout();
-  cfg.backend.sim_state_dir = layout.sim_state();
+  cfg.backend.sim_state_dir = layout.sim_state();  // counters per bundle
+  cfg.backend.bundle = request.bundle;
   cfg.bundle = request.bundle;
   cfg.log_path = layout.log();
   cfg.children_record = layout.live_children();

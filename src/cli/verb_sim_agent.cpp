@@ -14,6 +14,7 @@ int verb_sim_agent(const VerbArgs& args) {
   p.description("Play one persona launch from a scenario file (the simulated agent backend).")
       .option("scenario", "the scenario file (JSON)", true)
       .option("persona", "the persona being simulated", true)
+      .option("bundle", "the bundle id, when the launch has one")
       .option("task", "the task id, when the launch has one")
       .option("state", "directory for the per-persona launch counters")
       .option("prompt-file", "the prompt, for dispatch_contains rules")
@@ -26,6 +27,7 @@ int verb_sim_agent(const VerbArgs& args) {
   agents::SimInvocation inv;
   inv.scenario = *parsed->get("scenario");
   inv.persona = *parsed->get("persona");
+  inv.bundle = parsed->get_or("bundle", "");
   inv.task = parsed->get_or("task", "");
   inv.state_dir = parsed->get_or("state", "");
   inv.prompt_file = parsed->get_or("prompt-file", "");

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace devgraph::agents {
 namespace {
 
@@ -179,6 +181,31 @@ TEST(Backend, CommandTemplate) {
   BackendOptions sim;
   sim.kind = BackendKind::sim;
   EXPECT_FALSE(make_backend(sim).ok()) << "sim needs a scenario";
+}
+
+TEST(Backend, SimArgvNamesTheBundleTaskAndCounters) {
+  BackendOptions o;
+  o.kind = BackendKind::sim;
+  o.binary = "/bin/devgraph";
+  o.sim_scenario = "/no/such/scenario.json";  // the agent reports it, on every launch
+  o.sim_state_dir = "/run/bundles/b1/sim";
+  o.bundle = "b1";
+  auto b = make_backend(o);
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  auto argv = (*b)->launch_argv(request(), {"P", "/p.md"});
+  ASSERT_GE(argv.size(), 14u);
+  std::vector<std::string> head(argv.begin(), argv.begin() + 14);
+  std::vector<std::string> want = {
+      "/bin/devgraph", "sim-agent", "--scenario", "/no/such/scenario.json",
+      "--persona",     "developer", "--task",     "T1",
+      "--bundle",      "b1",        "--state",    "/run/bundles/b1/sim",
+      "--prompt-file", "/p.md"};
+  EXPECT_EQ(head, want);
+  o.bundle.clear();
+  auto unnamed = make_backend(o);
+  ASSERT_TRUE(unnamed.ok());
+  auto without = (*unnamed)->launch_argv(request(), {"P", ""});
+  EXPECT_EQ(std::find(without.begin(), without.end(), "--bundle"), without.end());
 }
 
 TEST(Backend, ProviderLimitsAndResetTimes) {

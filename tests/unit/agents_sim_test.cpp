@@ -33,13 +33,31 @@ TEST(SimScenario, RulesMatchInOrderWithTheDefaultLast) {
     }})"),
                               "s.json");
   ASSERT_TRUE(s.ok()) << s.error().message;
-  EXPECT_EQ(s->match("code-reviewer", "", 1, "").result["summary"], "fix");
-  EXPECT_EQ(s->match("code-reviewer", "", 2, "").result["summary"], "ok");
-  EXPECT_EQ(s->match("developer", "T2", 1, "").latency_ms, 1);
-  EXPECT_EQ(s->match("developer", "T1", 1, "a repair dispatch").latency_ms, 2);
-  EXPECT_EQ(s->match("developer", "T1", 2, "").latency_ms, 3);
-  EXPECT_EQ(s->match("developer", "T1", 1, "").latency_ms, 5);
-  EXPECT_EQ(s->match("planner", "", 1, "").latency_ms, 5);
+  EXPECT_EQ(s->match("b1", "code-reviewer", "", 1, "").result["summary"], "fix");
+  EXPECT_EQ(s->match("b1", "code-reviewer", "", 2, "").result["summary"], "ok");
+  EXPECT_EQ(s->match("b1", "developer", "T2", 1, "").latency_ms, 1);
+  EXPECT_EQ(s->match("b1", "developer", "T1", 1, "a repair dispatch").latency_ms, 2);
+  EXPECT_EQ(s->match("b1", "developer", "T1", 2, "").latency_ms, 3);
+  EXPECT_EQ(s->match("b1", "developer", "T1", 1, "").latency_ms, 5);
+  EXPECT_EQ(s->match("b1", "planner", "", 1, "").latency_ms, 5);
+}
+
+TEST(SimScenario, ABundleRuleMatchesThatBundleOnly) {
+  auto s = SimScenario::parse(doc(R"({
+    "default": {"latency_ms": 5},
+    "personas": {
+      "planner": [
+        {"bundle": "b2", "latency_ms": 2},
+        {"bundle": "b1", "task": "", "latency_ms": 1}
+      ]
+    }})"),
+                              "s.json");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->match("b1", "planner", "", 1, "").latency_ms, 1);
+  EXPECT_EQ(s->match("b2", "planner", "", 1, "").latency_ms, 2);
+  EXPECT_EQ(s->match("b1", "planner", "T1", 1, "").latency_ms, 5);
+  EXPECT_EQ(s->match("b3", "planner", "", 1, "").latency_ms, 5);
+  EXPECT_EQ(s->match("", "planner", "", 1, "").latency_ms, 5) << "no bundle matches no rule";
 }
 
 TEST(SimScenario, BadScenariosNameTheField) {
@@ -57,6 +75,7 @@ TEST(SimScenario, BadScenariosNameTheField) {
        "inside the worktree"},
       {R"({"personas": {"dev": {"call": 0}}})", "call"},
       {R"({"default": {"result": "DONE"}})", "default.result"},
+      {R"({"personas": {"planner": {"bundle": 2}}})", "personas.planner.bundle: expected a string"},
   };
   for (const auto& c : cases) {
     auto s = SimScenario::parse(doc(c.text), "s.json");
@@ -129,6 +148,62 @@ TEST_F(SimRuntime, WritesFilesAndAnswersPerCall) {
   c = run_one(*rt, req("code-reviewer", std::nullopt));
   EXPECT_EQ(c.result["status"], "DONE");
   EXPECT_EQ(c.result["summary"], "approved");
+}
+
+TEST_F(SimRuntime, OneScenarioServesEveryBundleThroughItsId) {
+  const char* scenario = R"({
+    "personas": {
+      "planner": [
+        {"bundle": "b2", "result": {"status": "BLOCKED", "summary": "not {bundle}", "evidence": []}},
+        {"files": [{"path": "docs/develop/plans/{bundle}.tasks.json",
+                    "content": "{\"bundle\": \"{bundle}\", \"by\": \"{persona}{task}\"}\n"}],
+         "result": {"status": "DONE", "summary": "planned {bundle}", "evidence": [],
+                    "artifacts": ["docs/develop/plans/{bundle}.tasks.json"]}}
+      ]
+    }})";
+  auto rt = make(scenario);
+  ASSERT_TRUE(rt);
+  Completion c = run_one(*rt, req("planner", std::nullopt));
+  ASSERT_EQ(c.outcome, Outcome::result) << c.error;
+  EXPECT_EQ(c.result["summary"], "planned b1");
+  EXPECT_EQ(c.result["artifacts"], Json::array({"docs/develop/plans/b1.tasks.json"}));
+  EXPECT_EQ(test::slurp(worktree + "/docs/develop/plans/b1.tasks.json"),
+            "{\"bundle\": \"b1\", \"by\": \"planner\"}\n");
+
+  rt.reset();
+  cfg.bundle = "b2";
+  cfg.log_path = scratch / "run/bundles/b2/run_bundle.log";
+  rt = make(scenario);
+  ASSERT_TRUE(rt);
+  c = run_one(*rt, req("planner", std::nullopt));
+  ASSERT_EQ(c.outcome, Outcome::result) << c.error;
+  EXPECT_EQ(c.result["status"], "BLOCKED");
+  EXPECT_EQ(c.result["summary"], "not b2");
+  EXPECT_FALSE(path_exists(worktree + "/docs/develop/plans/b2.tasks.json"));
+}
+
+TEST(SimAgentVerb, APlaceholderInAnIdIsNotReplacedAgain) {
+  test::Scratch s;
+  const std::string scenario = s / "scenario.json";
+  test::write_text(scenario, R"({"default": {
+    "result": {"status": "DONE", "summary": "{bundle}|{task}|{persona}", "evidence": []}}})");
+  auto r = test::run_devgraph({"sim-agent", "--scenario", scenario, "--persona", "p{task}",
+                               "--bundle", "b{persona}", "--task", "T1"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("b{persona}|T1|p{task}"), std::string::npos) << r.out;
+}
+
+TEST(SimAgentVerb, AnIdThatLeadsAFileOutOfTheWorktreeIsRefused) {
+  test::Scratch s;
+  const std::string scenario = s / "scenario.json";
+  test::write_text(scenario, R"({"default": {"files": [{"path": "{bundle}/x", "content": "x"}]}})");
+  ASSERT_TRUE(make_directories(s / "wt").ok());
+  auto r = test::run_devgraph(
+      {"sim-agent", "--scenario", scenario, "--persona", "developer", "--bundle", ".."}, {},
+      s / "wt");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("inside the worktree"), std::string::npos) << r.err;
+  EXPECT_FALSE(path_exists(s / "x"));
 }
 
 // Files in `dir` whose names end with `suffix` (none when `dir` is absent).
