@@ -135,6 +135,38 @@ Expected<std::string> read_file(const std::string& path) {
   return out;
 }
 
+Expected<std::string> read_file_at_most(const std::string& path, size_t limit) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it changes
+  // nothing for the regular files that are read.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0)
+    return fail(errno == ENOENT || errno == ENOTDIR ? ErrorKind::not_found : ErrorKind::refused,
+                errno_text("cannot read", path));
+  const CloseOnExit closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return fail(errno_text("cannot stat", path));
+  if (!S_ISREG(st.st_mode)) return fail("cannot read " + path + ": not a regular file");
+  const auto too_long = [&] {
+    return fail("cannot read " + path + ": longer than " + std::to_string(limit) + " bytes");
+  };
+  if (static_cast<uint64_t>(st.st_size) > limit) return too_long();
+  // One byte of room past the limit tells a file that grew past it.
+  std::string out(static_cast<size_t>(st.st_size) + 1, '\0');
+  size_t have = 0;
+  for (;;) {
+    if (have == out.size()) {
+      if (have > limit) return too_long();
+      out.resize(std::min(out.size() * 2, limit + 1));
+    }
+    DG_TRY(const size_t n, read_some(fd, out.data() + have, out.size() - have, path));
+    if (n == 0) break;
+    have += n;
+  }
+  if (have > limit) return too_long();
+  out.resize(have);
+  return out;
+}
+
 FileBuffer FileBuffer::copy_of(std::string_view bytes) {
   FileBuffer b;
   b.grow(bytes.size());

@@ -24,6 +24,12 @@
 namespace devgraph {
 
 Expected<std::string> read_file(const std::string& path);
+// A regular file's bytes, for files from somewhere untrusted (a repository
+// being inspected): anything but a regular file (a FIFO, a device, a
+// directory) is refused without blocking on it, and a file longer than
+// `limit` bytes is refused after reading at most limit + 1 of them. Errors
+// name the path; a missing file (or directory above it) is not_found.
+Expected<std::string> read_file_at_most(const std::string& path, size_t limit);
 
 // A file's bytes in a heap buffer that is never zero-filled first: a
 // std::string of the size would write every byte once before the read

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -124,6 +125,39 @@ TEST(ReadFile, ReadsAPipeToItsEnd) {
   ASSERT_TRUE(got.ok());
   ASSERT_EQ(got->size(), 5000u);
   EXPECT_EQ(got->substr(4000), std::string(1000, 'e'));
+}
+
+TEST(ReadFileAtMost, ReadsAFileUpToTheLimitAndRefusesALongerOne) {
+  test::Scratch s;
+  const std::string path = s / "f";
+  ASSERT_TRUE(write_file_atomic(path, std::string(100, 'x')).ok());
+  auto whole = read_file_at_most(path, 100);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  EXPECT_EQ(*whole, std::string(100, 'x'));
+  auto longer = read_file_at_most(path, 99);
+  ASSERT_FALSE(longer.ok());
+  EXPECT_NE(longer.error().message.find(path), std::string::npos);
+  EXPECT_NE(longer.error().message.find("longer than 99 bytes"), std::string::npos);
+  ASSERT_TRUE(write_file_atomic(path, "").ok());
+  auto empty = read_file_at_most(path, 0);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(*empty, "");
+  auto missing = read_file_at_most(s / "absent", 10);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind, ErrorKind::not_found);
+}
+
+TEST(ReadFileAtMost, RefusesWhatIsNotARegularFileWithoutBlocking) {
+  test::Scratch s;
+  const std::string fifo = s / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // No writer ever opens the FIFO: a blocking open would never return.
+  for (const std::string& path : {fifo, std::string(s / ""), std::string("/dev/zero")}) {
+    auto got = read_file_at_most(path, 1 << 20);
+    ASSERT_FALSE(got.ok()) << path;
+    EXPECT_NE(got.error().message.find("not a regular file"), std::string::npos)
+        << got.error().message;
+  }
 }
 
 TEST(FileHasBytes, TellsAnExactCopyFromEveryKindOfDifference) {
