@@ -36,7 +36,7 @@ std::vector<SampleFile> sample_base_files();
 std::vector<SampleTask> sample_tasks();
 
 inline constexpr const char* kSampleTestCommand = "python3 -m unittest discover -s tests -t .";
-inline constexpr const char* kSampleBuildCommand = "python3 -m compileall -q tally";
+inline constexpr const char* kSampleBuildCommand = "python3 -m compileall -q .";
 
 // The bundle's spec text (bundle_dir/spec.md).
 std::string sample_spec(const std::string& bundle);
