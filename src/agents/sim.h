@@ -25,22 +25,28 @@
 // is used, else "default". Conditions: "bundle" (exact bundle id), "task"
 // (exact task id; "" matches a launch without a task), "call" (this is the
 // Nth launch of this persona for this task, counting from 1), "after_call"
-// (N < call), "dispatch_contains" (a substring of the prompt). Actions: "files" (written relative
-// to the working directory, before the answer; absolute paths and ".." refused), "latency_ms" (one
-// timed wait), "result" (the RESULT_JSON object), "text" (prose before the RESULT_JSON line),
-// "resume_result" (what a --resume call answers; default: "result"), "fail" (a failure mode instead
-// of the answer: "cli_error", "malformed", "junk", "hang", "usage_limit", "signal", "flood"),
-// "exit_code" (cli_error, default 1), "reset_after_s" (usage_limit, default 60), "flood_bytes"
-// (flood, default 64 MiB). Strings in "files" (paths and contents), "result", "resume_result" and
-// "text" may use {persona}, {task} and {bundle}, so one scenario serves
-// every bundle of a run (a planner writes
-// docs/develop/plans/{bundle}.tasks.json).
+// (N < call), "dispatch_contains" (a substring of the prompt). Actions:
+// "files" (written relative to the working directory, before the answer;
+// absolute paths and ".." refused), "latency_ms" (one timed wait),
+// "result" (the RESULT_JSON object), "text" (prose before the RESULT_JSON
+// line), "resume_result" (what a --resume call answers; default:
+// "result"), "fail" (a failure mode instead of the answer: "cli_error",
+// "malformed", "junk", "hang", "usage_limit", "signal", "flood"),
+// "exit_code" (cli_error, default 1), "reset_after_s" (usage_limit,
+// default 60), "flood_bytes" (flood, default 64 MiB).
+//
+// Strings in "files" (paths and contents), "result", "resume_result" and
+// "text" may use {persona}, {task} and {bundle} (each "" when the launch
+// has none), replaced in one pass, so one scenario serves every bundle of
+// a run: a planner rule writes docs/develop/plans/{bundle}.tasks.json. A
+// file path is checked again once the ids are in.
 //
 // Launch counts live in the state directory (one small file per persona
 // and task, updated under a lock), so a rerun with a fresh state directory
-// replays the same story. The persona runtime gives each bundle its own
-// state directory, so counts are per bundle too. A scenario without "call" or "after_call" rules
-// keeps no counts: every launch is call 1.
+// replays the same story. Each bundle's runtime has its own state
+// directory (bundle/layout.h sim_state), so counts are per bundle too. A
+// scenario without "call" or "after_call" rules keeps no counts: every
+// launch is call 1.
 #pragma once
 
 #include <map>
