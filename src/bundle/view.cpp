@@ -250,7 +250,8 @@ LiveView::LiveView(std::ostream& out, std::string bundle, const Clock& clock, Fr
       clock_(clock),
       size_(size),
       min_gap_(1000 / std::max(1, max_per_second)),
-      model_(std::move(bundle), clock.steady()) {}
+      model_(std::move(bundle), clock.steady()),
+      painter_(out) {}
 
 void LiveView::on_log(const Json& record) {
   if (finished_) return;
@@ -279,7 +280,7 @@ void LiveView::tick() {
 void LiveView::resize(FrameSize size) {
   if (finished_ || (size.columns == size_.columns && size.rows == size_.rows)) return;
   size_ = size;
-  if (drawn_lines_ > 0) clear_screen_ = true;
+  painter_.resized();
   if (fed_) maybe_draw(true);
 }
 
@@ -304,7 +305,13 @@ void LiveView::draw(ViewTime now) {
   // The frame is one line shorter than the screen so the cursor never
   // scrolls it.
   FrameSize fs{size_.columns, std::max(3, size_.rows - 1)};
-  std::string frame = render_frame(model_, now, fs);
+  painter_.paint(render_frame(model_, now, fs));
+  last_draw_ = now;
+  dirty_ = false;
+  ++redraws_;
+}
+
+void FramePainter::paint(const std::string& frame) {
   std::string buf;
   if (clear_screen_) {
     buf += "\x1b[H\x1b[J";  // home, erase the screen
@@ -325,9 +332,6 @@ void LiveView::draw(ViewTime now) {
   buf += "\x1b[K\x1b[J";
   out_ << buf << std::flush;
   drawn_lines_ = lines;
-  last_draw_ = now;
-  dirty_ = false;
-  ++redraws_;
 }
 
 bool live_view_wanted(int fd, bool no_live_flag) {

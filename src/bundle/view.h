@@ -126,6 +126,25 @@ std::string format_elapsed(std::chrono::milliseconds d);
 // A log record as one short line: "08:40:02 launched developer T2".
 std::string summarize_record(const Json& record);
 
+// Draws frames in place on a terminal: each frame replaces the previous
+// one (cursor up, rewrite, clear below), or starts from a cleared screen
+// after a resize (lines of the old frame may have wrapped). Shared by every
+// live view.
+class FramePainter {
+ public:
+  explicit FramePainter(std::ostream& out) : out_(out) {}
+  void paint(const std::string& frame);
+  // The next frame starts from a cleared screen (when one was drawn).
+  void resized() {
+    if (drawn_lines_ > 0) clear_screen_ = true;
+  }
+
+ private:
+  std::ostream& out_;
+  int drawn_lines_ = 0;
+  bool clear_screen_ = false;
+};
+
 class LiveView {
  public:
   LiveView(std::ostream& out, std::string bundle, const Clock& clock, FrameSize size,
@@ -163,8 +182,7 @@ class LiveView {
   bool fed_ = false;  // a record or a state arrived
   bool finished_ = false;
   int redraws_ = 0;
-  int drawn_lines_ = 0;
-  bool clear_screen_ = false;  // the next frame starts from a cleared screen
+  FramePainter painter_;
   std::function<FrameSize()> measure_;
   std::optional<ViewTime> last_draw_;
 };

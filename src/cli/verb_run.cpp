@@ -11,6 +11,7 @@
 
 #include "agents/backend.h"
 #include "bundle/crash_points.h"
+#include "bundle/view.h"
 #include "cli/verbs.h"
 #include "contracts/schema.h"
 #include "gh/gh.h"
@@ -21,11 +22,13 @@
 #include "issues/local_store.h"
 #include "orchestrator/orchestrator.h"
 #include "orchestrator/run_setup.h"
+#include "orchestrator/run_view.h"
 #include "proc/command.h"
 #include "proc/leftovers.h"
 #include "skill/skill.h"
 #include "store/run_store.h"
 #include "util/args.h"
+#include "util/clock.h"
 #include "util/console.h"
 #include "util/fs.h"
 
@@ -150,8 +153,19 @@ int verb_run(const VerbArgs& args) {
   if (agent == "sim" && !a->get("sim-scenario"))
     return usage(p, "--agent sim needs --sim-scenario");
 
-  req.on_line = [](const std::string& l) { err() << "devgraph run: " << l << "\n"; };
+  std::unique_ptr<orchestrator::RunLiveView> view;
+  if (bundle::live_view_wanted(STDOUT_FILENO, a->flag("no-live"))) {
+    view = std::make_unique<orchestrator::RunLiveView>(out(), system_clock(),
+                                                       bundle::terminal_size(STDOUT_FILENO));
+    view->measure_with([] { return bundle::terminal_size(STDOUT_FILENO); });
+    req.on_line = [&view](const std::string& l) { view->on_line(l); };
+    req.on_state = [&view](const Json& s) { view->on_state(s); };
+    req.on_tick = [&view] { view->tick(); };
+  } else {
+    req.on_line = [](const std::string& l) { err() << "devgraph run: " << l << "\n"; };
+  }
   auto rep = orchestrator::run_repository(req, out());
+  if (view) view->finish();
   if (!rep) return stop_with(rep.error().message, rep.error().exit_code);
   if (!rep->summary.empty()) out() << rep->summary;
   out() << "RESULT_JSON: " << dump_py(rep->result) << std::endl;

@@ -138,7 +138,7 @@ std::string run_summary(const Json& result) {
     for (const auto& n : b["issues"]) nums.push_back("#" + std::to_string(n.get<long long>()));
     out += "  " + json_str(b, "id") + " [" + join(nums, " ") + "] " + json_str(b, "status");
     std::string node = json_str(b, "node");
-    if (!node.empty()) out += " at " + node;
+    if (!node.empty() && json_str(b, "status") != "delivered") out += " at " + node;
     if (b["pr"].is_object() && b["pr"].contains("url"))
       out += " - " + json_str(b["pr"], "url");
     else if (!json_str(b, "head").empty())
@@ -178,9 +178,11 @@ struct Orchestrator::Impl {
 
   Expected<Json> state() { return p.store.read(); }
 
-  void show(const Committed& c) {
-    if (cfg.on_state) cfg.on_state(c.state);
+  void show(const Committed& c) { show_state(c.state); }
+  void show_state(const Json& s) {
+    if (cfg.on_state) cfg.on_state(s);
   }
+  std::optional<std::chrono::steady_clock::time_point> next_intake;
 
   Status go(const std::string& route, const std::string& event, Json detail,
             std::function<Status(Json&)> mutate = nullptr) {
@@ -611,10 +613,28 @@ struct Orchestrator::Impl {
                     std::string(lane::event::kAllBundlesComplete), Json::object());
         }
       }
+      auto now = std::chrono::steady_clock::now();
+      if (!next_intake) next_intake = now + cfg.intake_every;
+      if (cfg.on_tick) p.drivers.wake_at(now + cfg.tick_every);
+      if (!stopping) p.drivers.wake_at(*next_intake);
       auto ev = p.drivers.wait();
       if (!ev) continue;
       if (auto* s = std::get_if<StopRequested>(&*ev)) {
         stop_signal = s->signal;
+        continue;
+      }
+      if (std::holds_alternative<Wakeup>(*ev)) {
+        if (cfg.on_tick) {
+          if (auto st = state()) show_state(*st);
+          cfg.on_tick();
+        }
+        if (!stopping && !stop_signal && std::chrono::steady_clock::now() >= *next_intake) {
+          next_intake.reset();
+          DG_TRY(bool more, intake());
+          if (more)
+            return go(std::string(lane::route::kNewWork), std::string(lane::event::kIntakeDone),
+                      Json{{"new_work", true}});
+        }
         continue;
       }
       if (auto* e = std::get_if<DriverExit>(&*ev)) {

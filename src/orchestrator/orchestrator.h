@@ -74,6 +74,13 @@ struct OrchestratorConfig {
   std::function<void(const std::string& line)> on_line;
   // The state after each change (the live view).
   std::function<void(const Json& state)> on_state;
+  // Every tick_every while drivers run (the live view's clock; the
+  // drivers' own changes to state.json are read then too).
+  std::function<void()> on_tick;
+  std::chrono::milliseconds tick_every{std::chrono::seconds(1)};
+  // How often intake looks at the issues while drivers run (besides after
+  // each driver's exit): a closed or edited issue is noticed this soon.
+  std::chrono::milliseconds intake_every{std::chrono::seconds(60)};
 };
 
 struct OrchestratorParts {

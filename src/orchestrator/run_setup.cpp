@@ -266,6 +266,8 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
   cfg.max_bundles = ceiling;
   cfg.watch = req.watch;
   cfg.on_line = req.on_line;
+  cfg.on_state = req.on_state;
+  cfg.on_tick = req.on_tick;
   cfg.worktree_for = [&](const std::string& branch) {
     auto p = guard::resolve_placement(top, branch, roots);
     return p && p->worktree_path ? *p->worktree_path : std::string();

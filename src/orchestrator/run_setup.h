@@ -43,6 +43,8 @@ struct RunSetupRequest {
   // Flags every driver gets (--agent ..., --sim-scenario ...).
   std::vector<std::string> driver_flags;
   std::function<void(const std::string&)> on_line;
+  std::function<void(const Json& state)> on_state;  // the live view's feeds
+  std::function<void()> on_tick;
 };
 
 struct RunReport {
