@@ -1,6 +1,7 @@
 #include "orchestrator/run_setup.h"
 
 #include <dirent.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -292,6 +293,11 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
   rep.exit_code = o.exit_code;
   rep.run_dir = store.run_dir();
   rep.result = o.result;
+  // The orchestrator's own CPU (its drivers and personas not included).
+  struct rusage usage {};
+  if (::getrusage(RUSAGE_SELF, &usage) == 0)
+    rep.result["orchestrator_cpu_ms"] = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000LL +
+                                        (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000;
   rep.summary = run_summary(o.result);
   (void)out;
   return rep;
