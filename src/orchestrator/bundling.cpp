@@ -55,6 +55,8 @@ Eligibility eligible(const std::vector<issues::Issue>& open, const IntakePolicy&
       exclude("closed");
     } else if (already_bundled.count(i->number)) {
       exclude("already in a bundle of this run");
+    } else if (i->branch && !i->branch->empty()) {
+      exclude("delivered on " + *i->branch + ", waiting to be merged");
     } else if (!policy.every_open_issue && !has_label(*i, policy.label)) {
       exclude("no '" + policy.label + "' label");
     } else if (has_label(*i, policy.epic_label)) {

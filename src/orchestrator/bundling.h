@@ -5,7 +5,8 @@
 // personas read.
 //
 // Contracts:
-// - eligible() excludes, with a reason each: closed issues; GitHub issues
+// - eligible() excludes, with a reason each: closed issues; local issues
+//   already delivered on a ready branch (waiting to be merged); GitHub issues
 //   without the intake label (unless every open issue is work: local
 //   issues, or --all-issues); an epic itself (the epic label, or the
 //   parent of another open issue); an issue an open pull request already

@@ -76,6 +76,17 @@ std::string last_line(std::string t) {
   return nl == std::string::npos ? t : t.substr(nl + 1);
 }
 
+// N of a branch develop/bN-..., else 0.
+int bundle_number(const std::string& branch) {
+  const std::string prefix = "develop/b";
+  if (branch.rfind(prefix, 0) != 0) return 0;
+  size_t i = prefix.size();
+  int n = 0;
+  while (i < branch.size() && branch[i] >= '0' && branch[i] <= '9' && n < 1000000)
+    n = n * 10 + (branch[i++] - '0');
+  return i < branch.size() && branch[i] != '-' ? 0 : n;
+}
+
 Json* entry_in(Json& state, const std::string& bundle) {
   auto it = state.find("bundles");
   if (it == state.end() || !it->is_array()) return nullptr;
@@ -149,8 +160,9 @@ std::string run_summary(const Json& result) {
     out += "  waits for a person: " + json_str(w, "bundle") + ": " + json_str(w, "reason") + " (" +
            json_str(w, "evidence") + ")\n";
   char cost[64];
-  std::snprintf(cost, sizeof cost, "  cost: $%.4f over %d persona runs\n",
-                result.value("cost_usd", 0.0), result.value("persona_runs", 0));
+  std::snprintf(cost, sizeof cost, "  cost: $%.4f over %d persona runs; %.1f s\n",
+                result.value("cost_usd", 0.0), result.value("persona_runs", 0),
+                result.value("elapsed_s", 0.0));
   out += cost;
   return out;
 }
@@ -277,6 +289,9 @@ struct Orchestrator::Impl {
       auto merged = p.repo.is_ancestor(*i.head, cfg.default_branch);
       if (!merged || !*merged) continue;
       DG_CHECK(p.issues.close(i.number, "merged into " + cfg.default_branch));
+      // What was read before is stale now.
+      primed_open.reset();
+      primed_prs.reset();
       line("issue #" + std::to_string(i.number) + " closed: its branch " + i.branch.value_or("") +
            " is merged into " + cfg.default_branch);
     }
@@ -292,6 +307,10 @@ struct Orchestrator::Impl {
     if (auto branches = p.repo.branches("develop/"))
       for (const auto& b : *branches)
         if (!ours.count(b)) out.push_back(b);
+    if (auto trees = p.repo.worktrees())
+      for (const auto& w : *trees)
+        if (w.branch.rfind("develop/", 0) == 0 && !ours.count(w.branch))
+          out.push_back("worktree " + w.path);
     return out;
   }
 
@@ -355,7 +374,10 @@ struct Orchestrator::Impl {
     }
     DG_TRY(Json s, state());
     auto el = eligible(l.open, cfg.policy, l.closed_by_prs, taken(s));
+    // Ids (and so branches) never repeat one of an earlier run.
     int next_index = static_cast<int>(bundles_of(s).size()) + 1;
+    if (auto branches = p.repo.branches("develop/b"))
+      for (const auto& b : *branches) next_index = std::max(next_index, bundle_number(b) + 1);
     auto formed = form_bundles(el.work, p.graph.intake, next_index);
     // Specs first: a kill before the record leaves only files that the
     // same formation writes again.

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 
@@ -102,6 +103,7 @@ Json dry_run_result(const std::vector<FormedBundle>& formed, const Eligibility& 
 }  // namespace
 
 Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out) {
+  auto started = std::chrono::steady_clock::now();
   auto line = [&](const std::string& l) {
     if (req.on_line) req.on_line(l);
   };
@@ -298,7 +300,11 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
   if (::getrusage(RUSAGE_SELF, &usage) == 0)
     rep.result["orchestrator_cpu_ms"] = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000LL +
                                         (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000;
-  rep.summary = run_summary(o.result);
+  rep.result["elapsed_s"] =
+      std::round(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() *
+                 10.0) /
+      10.0;
+  rep.summary = run_summary(rep.result);
   (void)out;
   return rep;
 }

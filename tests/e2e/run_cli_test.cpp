@@ -228,5 +228,38 @@ TEST_F(RunCli, BadRepositoriesAreRefusedWithNothingWritten) {
   EXPECT_FALSE(path_exists(ai_root + "/worktrees"));
 }
 
+TEST_F(RunCli, ANewRunLeavesDeliveredIssuesAloneAndNeverReusesABranchName) {
+  file_issue("alpha");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  file_issue("beta");
+  r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  ASSERT_EQ(res["bundles"].size(), 1u) << dump_py(res);
+  EXPECT_EQ(res["bundles"][0]["issues"], Json::array({2}));
+  EXPECT_EQ(res["bundles"][0]["id"], "b2");
+  EXPECT_EQ(res["bundles"][0]["branch"], "develop/b2-beta");
+}
+
+TEST_F(RunCli, AnIssueWhoseReadyBranchAPersonMergedIsClosedByTheNextScan) {
+  file_issue("alpha");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  ASSERT_EQ(res["bundles"].size(), 1u);
+  std::string branch = json_str(res["bundles"][0], "branch");
+  git({"merge", "-q", "--no-edit", branch});
+  r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(result_of(r)["bundles"].empty()) << r.out;
+  auto show = test::run_devgraph({"issue", "list", "--state", "closed", "--json"}, env(), repo);
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  Json closed = *parse_json(show.out, "issues");
+  ASSERT_EQ(closed.size(), 1u) << show.out;
+  EXPECT_EQ(closed[0]["number"], 1);
+  EXPECT_NE(r.err.find("issue #1 closed"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace devgraph
