@@ -34,7 +34,8 @@ class RepoQueries {
   // Is `ancestor` reachable from `descendant`?
   virtual Expected<bool> is_ancestor(const std::string& ancestor,
                                      const std::string& descendant) = 0;
-  // Local branch names starting with `prefix` ("develop/").
+  // Local branch names under `prefix`, whole path components
+  // ("develop/": every develop/* branch).
   virtual Expected<std::vector<std::string>> branches(const std::string& prefix) = 0;
   // `git worktree list --porcelain`, the primary clone itself excluded.
   virtual Expected<std::vector<WorktreeEntry>> worktrees() = 0;

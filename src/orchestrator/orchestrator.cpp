@@ -376,7 +376,7 @@ struct Orchestrator::Impl {
     auto el = eligible(l.open, cfg.policy, l.closed_by_prs, taken(s));
     // Ids (and so branches) never repeat one of an earlier run.
     int next_index = static_cast<int>(bundles_of(s).size()) + 1;
-    if (auto branches = p.repo.branches("develop/b"))
+    if (auto branches = p.repo.branches("develop/"))
       for (const auto& b : *branches) next_index = std::max(next_index, bundle_number(b) + 1);
     auto formed = form_bundles(el.work, p.graph.intake, next_index);
     // Specs first: a kill before the record leaves only files that the
