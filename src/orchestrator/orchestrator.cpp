@@ -662,8 +662,11 @@ struct Orchestrator::Impl {
       if (auto* e = std::get_if<DriverExit>(&*ev)) {
         DG_CHECK(on_exit(*e));
         if (!stopping && !stop_signal) {
-          DG_TRY(bool more, intake());
-          if (more) {
+          auto more = intake();
+          // Stopped during the issue source's back-off: stop the drivers above.
+          if (!more && more.error().kind == ErrorKind::interrupted) continue;
+          if (!more) return more.error();
+          if (*more) {
             p.crash.reach("intake", e->bundle);
             return go(std::string(lane::route::kNewWork), std::string(lane::event::kIntakeDone),
                       Json{{"new_work", true}});

@@ -478,6 +478,34 @@ TEST_F(OrchestratorRun, AStopSignalStopsEveryDriverParksTheRunAndASuccessorResum
   expect_replays_clean();
 }
 
+TEST_F(OrchestratorRun, AStopSignalDuringTheIssueSourcesBackOffStillStopsTheRunningDrivers) {
+  file(1, "alpha");
+  file(2, "beta");
+  // b1 delivers; the look after it fails, and a stop arrives during the
+  // back-off while b2 still runs.
+  pool.script = [this](const std::string& bundle, int) -> std::optional<Answer> {
+    if (bundle != "b1") return std::nullopt;
+    Answer a = Answer::done();
+    a.during = [this] {
+      source.open_failures.push_back(fail(ErrorKind::transient, "gh: connection reset"));
+    };
+    return a;
+  };
+  pool.on_wait = [this](int) {
+    if (pool.wakes.size() == 1 && pool.log.back() == "exit b1") pool.raise(SIGINT);
+  };
+  Outcome o = run(pool);
+  EXPECT_EQ(o.exit_code, kExitSignalBase + SIGINT) << dump_py(o.result);
+  expect_delivered("b1");
+  EXPECT_EQ(pool.stopped, std::vector<std::string>{"b2"});
+  EXPECT_EQ(pool.live(), 0u);
+  EXPECT_EQ(events_of("TECH_LEAD_HANDOFF").size(), 1u);
+  Json st = state();
+  EXPECT_EQ(json_str(st, "status"), "handoff");
+  EXPECT_EQ(json_str(st, "node"), "handoff");
+  expect_replays_clean();
+}
+
 TEST_F(OrchestratorRun, AnEmptyFirstScanCompletesAtOnce) {
   Outcome o = run(pool);
   EXPECT_EQ(o.exit_code, kExitComplete) << dump_py(o.result);
