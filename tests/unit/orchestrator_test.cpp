@@ -291,6 +291,103 @@ TEST_F(OrchestratorRun, ABlockedDriverParksItsBundleWithItsSummary) {
   expect_replays_clean();
 }
 
+TEST_F(OrchestratorRun, ADriverThatHandsOffIsRelaunchedAndResumes) {
+  file(1, "alpha");
+  pool.script = [](const std::string&, int launch) -> std::optional<Answer> {
+    if (launch == 1)
+      return Answer::result(Json{{"status", "HANDOFF"}, {"summary", "capacity: orange"}}, 0);
+    return std::nullopt;
+  };
+  Outcome o = run(pool);
+  EXPECT_EQ(o.exit_code, kExitComplete) << dump_py(o.result);
+  EXPECT_EQ(pool.launches("b1"), 2);
+  auto handoffs = events_of("TECH_LEAD_HANDOFF");
+  ASSERT_EQ(handoffs.size(), 1u);
+  EXPECT_EQ(handoffs[0]["detail"]["restart"], 1);
+  expect_delivered("b1");
+  expect_replays_clean();
+}
+
+TEST_F(OrchestratorRun, AnIssueClosedWhileItsBundleWaitsForASlotStopsItUnstarted) {
+  cfg.max_bundles = 1;
+  file(1, "alpha");
+  file(2, "beta");
+  pool.script = [this](const std::string& bundle, int) -> std::optional<Answer> {
+    if (bundle != "b1") return std::nullopt;
+    Answer a = Answer::done();
+    a.during = [this] { source.find(2)->state = "closed"; };
+    return a;
+  };
+  Outcome o = run(pool);
+  EXPECT_EQ(o.exit_code, kExitComplete) << dump_py(o.result);
+  EXPECT_EQ(pool.max_live, 1u);
+  EXPECT_EQ(pool.launches("b2"), 0);
+  EXPECT_TRUE(pool.stopped.empty());
+  EXPECT_EQ(json_str(entry("b2"), "status"), "stopped");
+  EXPECT_TRUE(cursor("b2").empty());
+  expect_replays_clean();
+}
+
+TEST_F(OrchestratorRun, AScanClosesALocalIssueWhoseReadyBranchAPersonMerged) {
+  file(1, "alpha");
+  source.find(1)->branch = "develop/b1-alpha";
+  source.find(1)->head = "abc123";
+  repo.reachable.insert({"abc123", "main"});
+  file(2, "beta");
+  source.find(2)->branch = "develop/b2-beta";
+  source.find(2)->head = "def456";  // not merged
+  Outcome o = run(pool);
+  EXPECT_EQ(o.exit_code, kExitComplete) << dump_py(o.result);
+  EXPECT_EQ(source.find(1)->state, "closed");
+  EXPECT_EQ(source.find(1)->close_reason, "merged into main");
+  EXPECT_EQ(source.find(2)->state, "open");
+  // The merged issue is no longer work; the other one is.
+  Json st = state();
+  ASSERT_EQ(st["bundles"].size(), 1u);
+  EXPECT_EQ(st["bundles"][0]["issues"], Json::array({2}));
+  expect_replays_clean();
+}
+
+TEST_F(OrchestratorRun, WithGithubDeliveryEachScanFetchesAndThePullRequestIsRecorded) {
+  // A fresh run whose delivery is github.
+  test::Scratch other;
+  RunStore github{other / "run", graph, schema};
+  InitRequest init;
+  init.repo = "owner/widgets";
+  init.default_branch = "main";
+  init.merge = Json{{"delivery", "github"}, {"merge_policy", "never"}};
+  ASSERT_TRUE(github.init(init).ok());
+  cfg.delivery = "github";
+  cfg.base = "origin/main";
+  cfg.policy.every_open_issue = false;
+  source.source_kind = "github";
+  file(1, "alpha");
+  source.find(1)->labels = {"devgraph"};
+  repo.fetch_failures = {fail(ErrorKind::transient, "could not resolve host")};
+  Json pr = {{"number", 7}, {"url", "https://github.invalid/owner/widgets/pull/7"}};
+  test::FakeDriverPool drivers{
+      github, graph, [&](const std::string&, int) {
+        Answer a = Answer::result(Json{{"status", "DONE"}, {"head", "abc"}, {"pr", pr}}, 0);
+        return std::optional<Answer>(a);
+      }};
+  OrchestratorParts parts{github, graph, git, repo, source, drivers, crash};
+  Outcome o = Orchestrator(cfg, parts).run();
+  EXPECT_EQ(o.exit_code, kExitComplete) << dump_py(o.result);
+  EXPECT_EQ(repo.count("fetch_prune"), 3u);  // a retried failure, then one per scan
+  EXPECT_EQ(drivers.wakes.size(), 1u);
+  auto st = github.read();
+  ASSERT_TRUE(st.ok());
+  const Json& b1 = (*st)["bundles"][0];
+  EXPECT_EQ(json_str(b1, "status"), "delivered");
+  EXPECT_EQ(b1["pr"]["number"], 7);
+  EXPECT_EQ(json_str((*st)["bundles_runtime"]["b1"], "status"), "complete");
+  EXPECT_EQ(source.count("record_delivery"), 1u);  // a no-op on GitHub, asked all the same
+  EXPECT_NE(run_summary(o.result).find("pull/7"), std::string::npos) << run_summary(o.result);
+  auto r = replay_run_dir(graph, github.run_dir());
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->problems.empty());
+}
+
 TEST_F(OrchestratorRun, AnIssueFiledWhileABundleRunsBecomesANewBundleBeforeCompletion) {
   file(1, "alpha");
   pool.script = [this](const std::string& bundle, int) -> std::optional<Answer> {
