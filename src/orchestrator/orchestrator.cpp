@@ -454,7 +454,7 @@ struct Orchestrator::Impl {
     if (status != "running") return {};  // stopped or rejected meanwhile
     auto result = driver_result(e.out);
     std::string rs = result ? json_str(*result, "status") : "";
-    if (stopping) {
+    if (stopping && rs != "DONE" && rs != "DONE_WITH_CONCERNS") {  // a delivery stays one
       return record(std::string(lane::event::kTechLeadHandoff),
                     Json{{"bundle", e.bundle}, {"reason", "the run is stopping"}, {"status", rs}});
     }

@@ -112,7 +112,7 @@ std::optional<DriverEvent> FakeDriverPool::wait() {
   if (pick == running_.end()) pick = running_.begin();
   if (pick == running_.end()) return std::nullopt;
   std::string bundle = pick->bundle;
-  if (!pick->stopping && pick->answer.during) {
+  if ((!pick->stopping || pick->answer.finished_before_stop) && pick->answer.during) {
     auto during = std::move(pick->answer.during);
     during();  // may start or stop drivers: look this one up again
   }
@@ -129,7 +129,7 @@ std::optional<DriverEvent> FakeDriverPool::wait() {
 DriverExit FakeDriverPool::finish(Live& live) {
   DriverExit e;
   e.bundle = live.bundle;
-  if (live.stopping) {
+  if (live.stopping && !live.answer.finished_before_stop) {
     e.exit_code = 128 + SIGTERM;
     e.out = "RESULT_JSON: " +
             dump_py(Json{{"status", "HANDOFF"},

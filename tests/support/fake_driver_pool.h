@@ -26,7 +26,9 @@
 //   is github), with the result's head on it. Any other answer leaves the
 //   cursors where they stood.
 // - A stopped driver exits as a real one does on SIGTERM: 128 + 15 with a
-//   HANDOFF result, its cursors untouched, its script's answer unused.
+//   HANDOFF result, its cursors untouched, its script's answer unused
+//   (unless the answer says it had finished before the stop: a driver
+//   that exits as the stop is sent).
 // - live() and running() count a driver from start() to the wait() that
 //   hands back its exit; `max_live` is the most there ever were at once.
 #pragma once
@@ -53,6 +55,9 @@ class FakeDriverPool final : public orchestrator::DriverPool {
     int exit_code = 0;
     int term_signal = 0;
     bool delivers = false;  // moves the cursor to the lane's completion (see above)
+    // The driver had finished when stop() was asked of it: its exit is
+    // still this answer, not the stopped one.
+    bool finished_before_stop = false;
     std::function<void()> during;
 
     // DONE with `head`: delivered.

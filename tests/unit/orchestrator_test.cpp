@@ -575,6 +575,28 @@ TEST_F(OrchestratorRun, AStopSignalStopsEveryDriverParksTheRunAndASuccessorResum
   expect_replays_clean();
 }
 
+TEST_F(OrchestratorRun, ADeliveryThatExitsAsTheStopIsSentIsStillRecorded) {
+  file(1, "alpha");
+  file(2, "beta");
+  pool.script = [](const std::string& bundle, int) -> std::optional<Answer> {
+    if (bundle != "b1") return std::nullopt;
+    Answer a = Answer::done();
+    a.finished_before_stop = true;
+    return a;
+  };
+  pool.on_wait = [this](int call) {
+    if (call == 1) pool.raise(SIGTERM);
+  };
+  Outcome o = run(pool);
+  EXPECT_EQ(o.exit_code, kExitSignalBase + SIGTERM) << dump_py(o.result);
+  EXPECT_EQ(pool.stopped, (std::vector<std::string>{"b1", "b2"}));
+  expect_delivered("b1");
+  EXPECT_EQ(source.count("record_delivery 1"), 1u);
+  EXPECT_EQ(events_of("TECH_LEAD_HANDOFF").size(), 1u);  // b2's
+  EXPECT_EQ(json_str(state(), "status"), "handoff");
+  expect_replays_clean();
+}
+
 TEST_F(OrchestratorRun, AStopSignalDuringTheIssueSourcesBackOffStillStopsTheRunningDrivers) {
   file(1, "alpha");
   file(2, "beta");
