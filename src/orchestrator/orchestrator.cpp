@@ -691,8 +691,12 @@ struct Orchestrator::Impl {
     Json result = run_result(*s, p.store.run_dir(), complete ? "COMPLETE" : "HUMAN_REQUIRED");
     std::string ev(complete ? lane::event::kRunComplete : lane::event::kHumanRequired);
     bool recorded = false;
-    if (auto log = read_file(p.store.run_dir() + "/" + kEventsFile))
-      recorded = log->find(std::string("\"type\": \"") + ev + "\"") != std::string::npos;
+    if (auto log = read_file(p.store.run_dir() + "/" + kEventsFile)) {
+      // Since the run was last reopened: an answer reopens a human_required run.
+      size_t since = log->rfind("\"type\": \"RUN_RESUMED\"");
+      recorded = log->find(std::string("\"type\": \"") + ev + "\"",
+                           since == std::string::npos ? 0 : since) != std::string::npos;
+    }
     if (!recorded) {
       auto r = record(ev, Json{{"node", node}, {"waiting", result["human_required"]}});
       if (!r) return Outcome{kExitError, Json{{"status", "ERROR"}, {"summary", r.error().message}}};

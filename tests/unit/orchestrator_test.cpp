@@ -13,6 +13,7 @@
 #include <csignal>
 
 #include "bundle/layout.h"
+#include "inbox/inbox.h"
 #include "lane/lane.h"
 #include "replay/replay.h"
 #include "support/fake_driver_pool.h"
@@ -256,6 +257,32 @@ TEST_F(OrchestratorRun, ADriverThatDiesWithoutAResultIsRelaunchedWithinItsBudget
   EXPECT_EQ(json_str(st, "node"), "human_required");
   EXPECT_EQ(json_str(events().back(), "type"), "HUMAN_REQUIRED");
   EXPECT_EQ(source.count("record_delivery 2"), 0u);
+  expect_replays_clean();
+}
+
+TEST_F(OrchestratorRun, ARunReopenedByAnAnswerRecordsEachTimeItStopsForAPerson) {
+  file(1, "alpha");
+  pool.script = [](const std::string&, int) -> std::optional<Answer> {
+    return Answer::killed(SIGKILL);
+  };
+  Outcome first = run(pool);
+  ASSERT_EQ(first.exit_code, kExitHumanRequired) << dump_py(first.result);
+  ASSERT_EQ(events_of("HUMAN_REQUIRED").size(), 1u);
+
+  // A person answers the parked bundle: the run is reopened at its
+  // scheduler and the bundle relaunched, which dies again.
+  auto items = inbox::items_of_run(state(), store.run_dir());
+  ASSERT_EQ(items.size(), 1u);
+  auto answered = inbox::answer(store, graph, items[0], inbox::AnswerKind::text, "try again");
+  ASSERT_TRUE(answered.ok()) << answered.error().message;
+  ASSERT_TRUE(answered->reopened);
+  test::FakeDriverPool again{store, graph, pool.script};
+  Outcome second = run(again);
+  EXPECT_EQ(second.exit_code, kExitHumanRequired) << dump_py(second.result);
+  EXPECT_EQ(again.launches("b1"), 1);  // the answer bought one more attempt
+  EXPECT_EQ(json_str(state(), "status"), "human_required");
+  EXPECT_EQ(events_of("HUMAN_REQUIRED").size(), 2u);
+  EXPECT_EQ(json_str(events().back(), "type"), "HUMAN_REQUIRED");
   expect_replays_clean();
 }
 
@@ -652,6 +679,18 @@ TEST_F(OrchestratorRun, OnlyIneligibleIssuesCompleteAtOnceSayingWhy) {
   ASSERT_EQ(scan[0]["detail"]["excluded"].size(), 1u);
   EXPECT_EQ(scan[0]["detail"]["excluded"][0]["issue"], 1);
   expect_replays_clean();
+}
+
+TEST_F(OrchestratorRun, AFinishedRunAskedAgainAnswersItsEndAndRecordsNothingMore) {
+  file(1, "alpha");
+  ASSERT_EQ(run(pool).exit_code, kExitComplete);
+  size_t before = events().size();
+  test::FakeDriverPool again{store, graph};
+  Outcome o = run(again);
+  EXPECT_EQ(o.exit_code, kExitComplete) << dump_py(o.result);
+  EXPECT_EQ(json_str(o.result, "status"), "COMPLETE");
+  EXPECT_EQ(events().size(), before);
+  EXPECT_TRUE(again.started.empty());
 }
 
 TEST_F(OrchestratorRun, WatchingAnEmptyScanWaitsScansAgainAndAStopDuringTheWaitEndsIt) {
