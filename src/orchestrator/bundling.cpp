@@ -161,7 +161,10 @@ std::string spec_text(const FormedBundle& bundle, const std::vector<issues::Issu
 
 std::string issue_digest(const issues::Issue& issue) {
   std::string text = issue.title + '\0' + issue.body + '\0';
-  for (const auto& l : issue.labels) text += l + '\0';
+  // Labels in any order are the same labels.
+  std::vector<std::string> labels = issue.labels;
+  std::sort(labels.begin(), labels.end());
+  for (const auto& l : labels) text += l + '\0';
   return fnv1a(text);
 }
 

@@ -451,9 +451,12 @@ struct Orchestrator::Impl {
       if (json_str(b, "id") == e.bundle) entry = &b;
     if (!entry) return fail("a driver exited for unknown bundle " + e.bundle);
     std::string status = bundle_status(s, *entry);
-    if (status != "running") return {};  // stopped or rejected meanwhile
     auto result = driver_result(e.out);
     std::string rs = result ? json_str(*result, "status") : "";
+    bool delivered = rs == "DONE" || rs == "DONE_WITH_CONCERNS";
+    // Stopped or rejected meanwhile; a delivery that made it first is
+    // still recorded as one.
+    if (status != "running" && !(status == "stopped" && delivered)) return {};
     if (stopping && rs != "DONE" && rs != "DONE_WITH_CONCERNS") {  // a delivery stays one
       return record(std::string(lane::event::kTechLeadHandoff),
                     Json{{"bundle", e.bundle}, {"reason", "the run is stopping"}, {"status", rs}});
@@ -615,7 +618,21 @@ struct Orchestrator::Impl {
             continue;
           }
           DG_TRY(Json now, state());
-          DG_CHECK(start_or_relaunch(now, b));
+          if (auto started = start_or_relaunch(now, b); !started) {
+            // One bundle that cannot start (its worktree, its driver) waits
+            // for a person; the others go on.
+            std::string id = json_str(b, "id");
+            std::string why = "could not start: " + started.error().message;
+            line(id + " parked: " + why);
+            DG_CHECK(record(std::string(lane::event::kTechLeadBlocked),
+                            Json{{"bundle", id}, {"reason", why}}, [&](Json& st) -> Status {
+                              if (Json* x = entry_in(st, id)) {
+                                (*x)["status"] = "parked";
+                                (*x)["parked_reason"] = why;
+                              }
+                              return {};
+                            }));
+          }
         }
         if (p.drivers.live() == 0 && !pending) {
           DG_TRY(bool more, intake());

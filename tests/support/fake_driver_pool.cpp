@@ -97,7 +97,10 @@ std::optional<DriverEvent> FakeDriverPool::wait() {
     log.push_back("signal " + std::to_string(sig));
     return DriverEvent(StopRequested{sig});
   }
-  if (timer_) {
+  // Drivers finish at once in the fake's time, so a timer fires only when
+  // no driver is left to finish first (the orchestrator re-arms its ticks
+  // on every turn of its loop).
+  if (timer_ && running_.empty()) {
     timer_.reset();
     log.push_back("wake");
     return DriverEvent(Wakeup{});

@@ -11,10 +11,11 @@
 //   bundle's starts in this pool from 1. Without a script, or when the
 //   script answers nullopt, the run answers done().
 // - wait() returns, in this order of precedence: a stop signal queued by
-//   raise() (as StopRequested); the wake-up armed by wake_at(), at once
-//   (nothing waits for the time named); the exit of a driver stop() was
-//   asked of, in the order asked; the exit of the running driver started
-//   first. Nothing left: nullopt. `on_wait` runs at the start of every
+//   raise() (as StopRequested); the exit of a driver stop() was asked of,
+//   in the order asked; the exit of the running driver started first; and,
+//   once no driver runs, the wake-up armed by wake_at(), at once (nothing
+//   waits for the time named: drivers finish at once in the fake's time).
+//   Nothing left: nullopt. `on_wait` runs at the start of every
 //   wait() with its number (from 1).
 // - An Answer's `during` runs just before its exit is handed back, while
 //   the bundle still counts as running: where a test changes the world "while

@@ -41,6 +41,14 @@ class OrchestratorRun : public ::testing::Test {
   test::RecordingCrashPoints crash;
   std::vector<std::string> lines;
   OrchestratorConfig cfg;
+  // The wake-ups asked for sooner than intake's periodic one.
+  static std::vector<SteadyTime> backoffs(const test::FakeDriverPool& p) {
+    std::vector<SteadyTime> out;
+    auto horizon = std::chrono::steady_clock::now() + std::chrono::hours(1);
+    for (auto w : p.wakes)
+      if (w < horizon) out.push_back(w);
+    return out;
+  }
 
   // The run as run_setup.cpp opens a fresh one for local issues.
   void SetUp() override {
@@ -61,6 +69,9 @@ class OrchestratorRun : public ::testing::Test {
     cfg.policy.label = graph.intake.label;
     cfg.policy.epic_label = graph.intake.epic_label;
     cfg.max_bundles = 2;
+    // Intake's own periodic look is a day away, so every wake-up asked for
+    // sooner is a back-off or a watch period (backoffs()).
+    cfg.intake_every = std::chrono::hours(24);
     cfg.worktree_for = [this](const std::string& branch) { return s / ("worktrees/" + branch); };
     cfg.driver_for = [this](const std::string& bundle) {
       DriverSpec d;
@@ -362,16 +373,17 @@ TEST_F(OrchestratorRun, AScanClosesALocalIssueWhoseReadyBranchAPersonMerged) {
   repo.reachable.insert({"abc123", "main"});
   file(2, "beta");
   source.find(2)->branch = "develop/b2-beta";
-  source.find(2)->head = "def456";  // not merged
+  source.find(2)->head = "def456";  // not merged: waits for a person to merge it
+  file(3, "gamma");
   Outcome o = run(pool);
   EXPECT_EQ(o.exit_code, kExitComplete) << dump_py(o.result);
   EXPECT_EQ(source.find(1)->state, "closed");
   EXPECT_EQ(source.find(1)->close_reason, "merged into main");
   EXPECT_EQ(source.find(2)->state, "open");
-  // The merged issue is no longer work; the other one is.
+  // Neither delivered issue is work again; the new one is.
   Json st = state();
   ASSERT_EQ(st["bundles"].size(), 1u);
-  EXPECT_EQ(st["bundles"][0]["issues"], Json::array({2}));
+  EXPECT_EQ(st["bundles"][0]["issues"], Json::array({3}));
   expect_replays_clean();
 }
 
@@ -401,7 +413,7 @@ TEST_F(OrchestratorRun, WithGithubDeliveryEachScanFetchesAndThePullRequestIsReco
   Outcome o = Orchestrator(cfg, parts).run();
   EXPECT_EQ(o.exit_code, kExitComplete) << dump_py(o.result);
   EXPECT_EQ(repo.count("fetch_prune"), 3u);  // a retried failure, then one per scan
-  EXPECT_EQ(drivers.wakes.size(), 1u);
+  EXPECT_EQ(backoffs(drivers).size(), 1u);
   auto st = github.read();
   ASSERT_TRUE(st.ok());
   const Json& b1 = (*st)["bundles"][0];
@@ -525,9 +537,10 @@ TEST_F(OrchestratorRun, IssueSourceFailuresAreRetriedOnTheLoopAndTheRunCompletes
   Outcome o = run(pool);
   EXPECT_EQ(o.exit_code, kExitComplete) << dump_py(o.result);
   expect_delivered("b1");
-  ASSERT_EQ(pool.wakes.size(), 2u);
+  auto waits = backoffs(pool);
+  ASSERT_EQ(waits.size(), 2u);
   // The back-off doubles: the second wait is asked for later and is longer.
-  EXPECT_GE(pool.wakes[1] - pool.wakes[0], cfg.source_backoff);
+  EXPECT_GE(waits[1] - waits[0], cfg.source_backoff);
   EXPECT_EQ(std::vector<std::string>(pool.log.begin(), pool.log.begin() + 2),
             (std::vector<std::string>{"wake", "wake"}));
   EXPECT_TRUE(said("listing issues failed (gh: connection reset)"));
@@ -544,7 +557,7 @@ TEST_F(OrchestratorRun, AnIssueSourceFailureThatDoesNotClearIsAnError) {
   EXPECT_EQ(o.exit_code, kExitError) << dump_py(o.result);
   EXPECT_EQ(json_str(o.result, "status"), "ERROR");
   EXPECT_NE(json_str(o.result, "summary").find("listing issues"), std::string::npos);
-  EXPECT_EQ(pool.wakes.size(), 2u);
+  EXPECT_EQ(backoffs(pool).size(), 2u);
   EXPECT_TRUE(pool.started.empty());
   EXPECT_EQ(json_str(state(), "node"), "scan");
   expect_replays_clean();
@@ -555,7 +568,7 @@ TEST_F(OrchestratorRun, AnIssueSourceFailureOfAKindNotRetriedIsAnErrorAtOnce) {
   source.open_failures = {fail(ErrorKind::internal, "gh: unexpected output")};
   Outcome o = run(pool);
   EXPECT_EQ(o.exit_code, kExitError) << dump_py(o.result);
-  EXPECT_TRUE(pool.wakes.empty());
+  EXPECT_TRUE(backoffs(pool).empty());
   EXPECT_EQ(source.count("open_issues"), 1u);
 }
 
@@ -638,7 +651,7 @@ TEST_F(OrchestratorRun, AStopSignalDuringTheIssueSourcesBackOffStillStopsTheRunn
     return a;
   };
   pool.on_wait = [this](int) {
-    if (pool.wakes.size() == 1 && pool.log.back() == "exit b1") pool.raise(SIGINT);
+    if (backoffs(pool).size() == 1 && pool.log.back() == "exit b1") pool.raise(SIGINT);
   };
   Outcome o = run(pool);
   EXPECT_EQ(o.exit_code, kExitSignalBase + SIGINT) << dump_py(o.result);
@@ -701,7 +714,7 @@ TEST_F(OrchestratorRun, WatchingAnEmptyScanWaitsScansAgainAndAStopDuringTheWaitE
   Outcome o = run(pool);
   EXPECT_EQ(o.exit_code, kExitSignalBase + SIGTERM) << dump_py(o.result);
   EXPECT_EQ(source.count("open_issues"), 2u);
-  EXPECT_EQ(pool.wakes.size(), 2u);
+  EXPECT_EQ(backoffs(pool).size(), 2u);
   EXPECT_EQ(pool.log, (std::vector<std::string>{"wake", "signal 15"}));
   EXPECT_TRUE(pool.started.empty());
   EXPECT_TRUE(events_of("SCAN_DONE").empty());
