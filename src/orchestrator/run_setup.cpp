@@ -23,6 +23,7 @@
 #include "project/commands.h"
 #include "skill/skill.h"
 #include "store/run_store.h"
+#include "util/args.h"
 #include "util/clock.h"
 #include "util/fs.h"
 
@@ -108,6 +109,16 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
     if (req.on_line) req.on_line(l);
   };
   auto roots = guard::Roots::from_env();
+  // The issue source's first back-off (OrchestratorConfig::source_backoff),
+  // for tests of a failing gh.
+  std::optional<std::chrono::milliseconds> source_backoff;
+  if (const char* v = std::getenv("DEVGRAPH_SOURCE_BACKOFF_MS")) {
+    auto ms = parse_int(v);
+    if (!ms || *ms < 0)
+      return setup_error(std::string("DEVGRAPH_SOURCE_BACKOFF_MS=") + v +
+                         ": not a whole number of milliseconds");
+    source_backoff = std::chrono::milliseconds(*ms);
+  }
   std::string repo = absolute_path(req.repo);
   if (!is_directory(repo)) return setup_error("--repo " + req.repo + ": no such directory");
   bool ok = false;
@@ -268,6 +279,7 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
   cfg.policy = policy;
   cfg.max_bundles = ceiling;
   cfg.watch = req.watch;
+  if (source_backoff) cfg.source_backoff = *source_backoff;
   cfg.on_line = req.on_line;
   cfg.on_state = req.on_state;
   cfg.on_tick = req.on_tick;

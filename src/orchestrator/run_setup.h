@@ -16,6 +16,10 @@
 // - One orchestrator per repository: <develop_home>/orchestrator.lock is
 //   held for the whole run.
 // - dry_run reads and prints, and writes nothing at all.
+// - DEVGRAPH_SOURCE_BACKOFF_MS, when set, is the issue source's first
+//   back-off in milliseconds (OrchestratorConfig::source_backoff, else 2 s),
+//   so tests of a failing gh do not wait; a value that is not a whole
+//   number is a usage error.
 #pragma once
 
 #include <chrono>
