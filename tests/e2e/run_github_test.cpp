@@ -1,0 +1,396 @@
+// `devgraph run` with GitHub delivery, end to end: the real binary in a
+// clone whose origin is https://github.com/acme/widgets.git, rewritten by
+// the clone's own `url.<bare>.insteadOf` to a bare repository in the
+// scratch directory (so devgraph's git calls and every driver's push reach
+// it, while the placement guard reads a GitHub origin), the fake GitHub CLI
+// (tests/fixtures/bundle/fake-gh) first on PATH holding the issues and the
+// pull requests, and the simulated agent playing one scenario for every
+// bundle. Every test asserts on the exit code, the RESULT_JSON line,
+// state.json, events.jsonl, the fake's pull requests and git.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "support/test_util.h"
+#include "util/fs.h"
+#include "util/json.h"
+
+namespace devgraph {
+namespace {
+
+constexpr const char* kOrigin = "https://github.com/acme/widgets.git";
+
+constexpr const char* kRunTests =
+    "#!/bin/sh\n"
+    "status=0\n"
+    "for t in tests/*.sh; do\n"
+    "  [ -e \"$t\" ] || continue\n"
+    "  if sh \"$t\"; then echo \"ok $t\"; else echo \"FAIL $t\"; status=1; fi\n"
+    "done\n"
+    "exit $status\n";
+
+Json file(const std::string& path, const std::string& content) {
+  return Json{{"path", path}, {"content", content}};
+}
+
+Json done(const std::string& summary) {
+  return Json{{"status", "DONE"}, {"summary", summary}, {"evidence", Json::array()}};
+}
+
+// One task per bundle: src/<bundle>.txt holds the bundle's id, and
+// tests/<bundle>.sh says so.
+Json generic_scenario() {
+  Json tasks = {
+      {"bundle", "{bundle}"},
+      {"tasks",
+       Json::array({{{"id", "T1"},
+                     {"title", "the {bundle} marker"},
+                     {"depends_on", Json::array()},
+                     {"files", Json::array({"src/{bundle}.txt", "tests/{bundle}.sh"})}}})}};
+  Json personas = Json::object();
+  personas["planner"] = Json::array(
+      {{{"files", Json::array({file("docs/develop/plans/{bundle}.md", "# Plan {bundle}\n"),
+                               file("docs/develop/plans/{bundle}.tasks.json", dump_py(tasks, 2))})},
+        {"result", done("planned one task")}}});
+  personas["tdd-writer"] = Json::array(
+      {{{"files", Json::array({file("tests/{bundle}.sh", "grep -qx {bundle} src/{bundle}.txt\n")})},
+        {"result", done("red for {task}")}}});
+  personas["developer"] =
+      Json::array({{{"files", Json::array({file("src/{bundle}.txt", "{bundle}\n")})},
+                    {"result", done("green for {task}")}}});
+  return Json{{"default", {{"result", done("{persona} approves")}}}, {"personas", personas}};
+}
+
+// An issue as `gh issue list --json number,title,body,labels,state,...`
+// prints it.
+Json gh_issue(long long number, const std::string& title, const std::vector<std::string>& labels,
+              const std::string& body = "") {
+  Json names = Json::array();
+  for (const auto& l : labels) names.push_back({{"name", l}});
+  return Json{{"number", number},
+              {"title", title},
+              {"body", body.empty() ? "Do " + title + "." : body},
+              {"labels", names},
+              {"state", "OPEN"},
+              {"createdAt", "2026-11-0" + std::to_string(number % 9 + 1) + "T10:00:00Z"},
+              {"updatedAt", "2026-11-0" + std::to_string(number % 9 + 1) + "T10:00:00Z"}};
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) out.push_back(line);
+  return out;
+}
+
+size_t count_prefixed(const std::string& text, const std::string& prefix) {
+  size_t n = 0;
+  for (const auto& l : lines_of(text)) n += l.rfind(prefix, 0) == 0;
+  return n;
+}
+
+class RunGithub : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(make_directories(repo + "/tests"));
+    ASSERT_TRUE(make_directories(repo + "/.devgraph"));
+    ASSERT_TRUE(make_directories(gh_dir));
+    ASSERT_TRUE(make_directories(bin));
+    test::write_text(repo + "/run-tests.sh", kRunTests);
+    test::write_text(repo + "/tests/base.sh", "true\n");
+    test::write_text(repo + "/.devgraph/commands.json",
+                     R"({"test": "sh run-tests.sh", "build": "sh run-tests.sh"})");
+    git({"init", "-q", "--bare", "-b", "main", remote}, scratch.path());
+    git({"init", "-q", "-b", "main"});
+    git({"add", "-A"});
+    git({"commit", "-q", "-m", "base"});
+    git({"remote", "add", "origin", kOrigin});
+    git({"config", "url." + remote + ".insteadOf", kOrigin});
+    git({"push", "-q", "-u", "origin", "main"});
+    git({"remote", "set-head", "origin", "main"});
+    ASSERT_EQ(
+        ::symlink((test::test_dir() + "/fixtures/bundle/fake-gh").c_str(), (bin + "/gh").c_str()),
+        0);
+    test::write_text(scenario, dump_py(generic_scenario(), 2));
+  }
+
+  void git(const std::vector<std::string>& args, const std::string& dir = "") {
+    std::vector<std::string> argv = {"git"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = test::run_process(argv, env(), dir.empty() ? repo : dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+
+  std::string git_out(const std::vector<std::string>& args, const std::string& dir = "") {
+    std::vector<std::string> argv = {"git"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = test::run_process(argv, env(), dir.empty() ? repo : dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    while (!r.out.empty() && r.out.back() == '\n') r.out.pop_back();
+    return r.out;
+  }
+
+  std::map<std::string, std::string> env() const {
+    const char* path = std::getenv("PATH");
+    auto e = extra_env;
+    e.insert({{"AI_ROOT", ai_root},
+              {"PATH", bin + ":" + (path ? path : "/usr/bin:/bin")},
+              {"FAKE_GH_DIR", gh_dir},
+              {"GIT_AUTHOR_NAME", "t"},
+              {"GIT_AUTHOR_EMAIL", "t@example.invalid"},
+              {"GIT_COMMITTER_NAME", "t"},
+              {"GIT_COMMITTER_EMAIL", "t@example.invalid"},
+              {"NO_COLOR", "1"}});
+    return e;
+  }
+
+  void write_issues(const std::string& name, const Json& issues) {
+    // A rename, as the fake's header asks of a file a run may be reading.
+    test::write_text(gh_dir + "/" + name + ".tmp", dump_py(issues, 2) + "\n");
+    ASSERT_EQ(::rename((gh_dir + "/" + name + ".tmp").c_str(), (gh_dir + "/" + name).c_str()), 0);
+  }
+
+  test::ProcessResult run(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {
+        "run", "--agent", "sim", "--sim-scenario", scenario, "--api-backoff-seconds", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return test::run_devgraph(args, env(), repo);
+  }
+
+  static Json result_of(const test::ProcessResult& r) {
+    auto at = r.out.rfind("RESULT_JSON: ");
+    EXPECT_NE(at, std::string::npos) << r.out << r.err;
+    if (at == std::string::npos) return Json::object();
+    auto j = parse_json(r.out.substr(at + 13), "result");
+    EXPECT_TRUE(j) << r.out;
+    return j ? *j : Json::object();
+  }
+
+  // The fake's pull requests: head branch -> body, and the number of each.
+  struct Pr {
+    int number = 0;
+    std::string base, body;
+  };
+  std::map<std::string, Pr> pull_requests() const {
+    std::map<std::string, Pr> out;
+    for (int n = 1; path_exists(gh_dir + "/pr-" + std::to_string(n) + ".fields"); ++n) {
+      std::string head, base;
+      for (const auto& l : lines_of(test::slurp(gh_dir + "/pr-" + std::to_string(n) + ".fields"))) {
+        if (l.rfind("headRefName=", 0) == 0) head = l.substr(12);
+        if (l.rfind("baseRefName=", 0) == 0) base = l.substr(12);
+      }
+      out[head] = Pr{n, base, test::slurp(gh_dir + "/pr-" + std::to_string(n) + ".body")};
+    }
+    return out;
+  }
+
+  std::string gh_calls() const {
+    auto t = read_file(gh_dir + "/calls.log");
+    return t ? *t : std::string();
+  }
+
+  // The issues each pull request body closes, "Closes #N" lines only.
+  static std::vector<long long> closes(const std::string& body) {
+    std::vector<long long> out;
+    for (const auto& l : lines_of(body))
+      if (l.rfind("Closes #", 0) == 0) out.push_back(std::stoll(l.substr(8)));
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // Every bundle delivered once: one pull request into main per bundle,
+  // closing exactly its issues, its branch on the remote at the bundle's
+  // head; no other pull request was opened.
+  void expect_one_pr_per_bundle(const Json& res,
+                                const std::map<std::string, std::vector<long long>>& want) {
+    ASSERT_EQ(res["bundles"].size(), want.size()) << dump_py(res);
+    auto prs = pull_requests();
+    EXPECT_EQ(prs.size(), want.size());
+    EXPECT_EQ(count_prefixed(gh_calls(), "pr\tcreate\t"), want.size()) << gh_calls();
+    for (const auto& b : res["bundles"]) {
+      std::string id = json_str(b, "id");
+      SCOPED_TRACE(id);
+      ASSERT_TRUE(want.count(id)) << dump_py(b);
+      EXPECT_EQ(b["status"], "delivered") << dump_py(b);
+      EXPECT_EQ(b["issues"].get<std::vector<long long>>(), want.at(id));
+      std::string branch = json_str(b, "branch");
+      ASSERT_TRUE(prs.count(branch)) << branch;
+      const Pr& pr = prs[branch];
+      EXPECT_EQ(pr.base, "main");
+      EXPECT_EQ(closes(pr.body), want.at(id)) << pr.body;
+      EXPECT_EQ(count_prefixed(pr.body, "Closes #"), want.at(id).size()) << pr.body;
+      ASSERT_TRUE(b["pr"].is_object()) << dump_py(b);
+      EXPECT_EQ(b["pr"]["number"], pr.number);
+      EXPECT_EQ(git_out({"--git-dir", remote, "rev-parse", "refs/heads/" + branch}, scratch.path()),
+                json_str(b, "head"));
+    }
+  }
+
+  std::vector<Json> events(const Json& res) const {
+    return test::read_jsonl(json_str(res, "run_dir") + "/events.jsonl");
+  }
+
+  void expect_replays_cleanly(const Json& res) {
+    auto v = test::run_devgraph({"validate", "run", json_str(res, "run_dir")}, env(), repo);
+    EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  }
+
+  test::Scratch scratch;
+  std::string repo = scratch / "widgets";
+  std::string remote = scratch / "remote.git";
+  std::string ai_root = scratch / "ai";
+  std::string gh_dir = scratch / "gh";
+  std::string bin = scratch / "bin";
+  std::string scenario = scratch / "scenario.json";
+  std::map<std::string, std::string> extra_env;
+};
+
+// The issues of a small GitHub repository: work (#1; #4 and #5, the two
+// children of the epic #3), and what is not: #2 carries no label, #3 is the
+// epic, #6 has an open pull request of someone else's that closes it.
+Json the_issues(bool beta_labelled) {
+  std::vector<std::string> beta;
+  if (beta_labelled) beta.push_back("devgraph");
+  return Json::array({gh_issue(1, "alpha", {"devgraph"}), gh_issue(2, "beta", beta),
+                      gh_issue(3, "the epic", {"epic", "devgraph"}),
+                      gh_issue(4, "child one", {"devgraph"}, "Part of #3\n\nThe first part."),
+                      gh_issue(5, "child two", {"devgraph"}, "Part of #3\n\nThe second part."),
+                      gh_issue(6, "already taken", {"devgraph"})});
+}
+
+// #2 is labelled after the run's first look at the issues and before its
+// second. The fake serves issues-after-1.json from its second `issue list`
+// call on: the first is the run's look before it starts anything, the
+// second the intake after the first driver's exit. So #2 is found by intake
+// while the run goes on, whatever the timing, and delivered in the same
+// run.
+TEST_F(RunGithub, EligibleIssuesGetOnePullRequestEachAndOneLabelledMidRunIsDeliveredToo) {
+  write_issues("issues.json", the_issues(false));
+  write_issues("issues-after-1.json", the_issues(true));
+  test::write_text(gh_dir + "/prs-extra.json",
+                   dump_py(Json::array({{{"number", 90},
+                                         {"url", "https://github.invalid/acme/widgets/pull/90"},
+                                         {"headRefName", "someone/six"},
+                                         {"baseRefName", "main"},
+                                         {"body", "Closes #6 at last."}}})) +
+                       "\n");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["status"], "COMPLETE");
+  expect_one_pr_per_bundle(res, {{"b1", {1}}, {"b2", {4, 5}}, {"b3", {2}}});
+  // Nothing closes the epic or #6, and no PR was asked to auto-merge
+  // (the run's merge policy is never).
+  for (const auto& [branch, pr] : pull_requests()) {
+    EXPECT_EQ(pr.body.find("#3"), std::string::npos) << branch << ": " << pr.body;
+    EXPECT_EQ(pr.body.find("#6"), std::string::npos) << branch << ": " << pr.body;
+  }
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tmerge"), 0u);
+
+  // The first scan saw the labelled issues only (gh is asked for the label,
+  // and its answer is filtered again), said why #3 and #6 are not work, and
+  // intake found #2 once it was labelled.
+  auto evs = events(res);
+  auto scan =
+      std::find_if(evs.begin(), evs.end(), [](const Json& e) { return e["type"] == "SCAN_DONE"; });
+  ASSERT_NE(scan, evs.end());
+  EXPECT_EQ((*scan)["detail"]["open_issues"], 5);
+  EXPECT_EQ((*scan)["detail"]["work"], Json::array({1, 4, 5}));
+  std::map<long long, std::string> why;
+  for (const auto& x : (*scan)["detail"]["excluded"]) why[x["issue"]] = json_str(x, "why");
+  EXPECT_EQ(why.size(), 2u) << dump_py((*scan)["detail"]);
+  EXPECT_NE(why[3].find("epic"), std::string::npos) << why[3];
+  EXPECT_NE(why[6].find("open pull request"), std::string::npos) << why[6];
+  EXPECT_NE(
+      gh_calls().find("issue\tlist\t--state\topen\t--limit\t1000\t--json\t"
+                      "number,title,body,labels,state,createdAt,updatedAt\t--label\tdevgraph"),
+      std::string::npos)
+      << gh_calls();
+  size_t intake = 0, b3_formed = 0, first_done = 0;
+  for (size_t i = 0; i < evs.size(); ++i) {
+    if (evs[i]["type"] == "TECH_LEAD_DONE" && first_done == 0) first_done = i;
+    if (evs[i]["type"] == "INTAKE_DONE" && intake == 0) intake = i;
+    if (evs[i]["type"] == "BUNDLES_FORMED" && evs[i]["detail"]["bundles"] == Json::array({"b3"}))
+      b3_formed = i;
+  }
+  EXPECT_GT(intake, first_done);
+  EXPECT_GT(b3_formed, intake);
+  EXPECT_EQ(evs.back()["type"], "RUN_COMPLETE");
+  expect_replays_cleanly(res);
+}
+
+// FAKE_GH_FAIL_FIRST=2: the run's first look and the scan's first attempt
+// fail as a network error does; the scan's back-off (a few milliseconds
+// here) and its second attempt get the issues, and nothing is lost.
+TEST_F(RunGithub, AGhThatFailsTwiceThenAnswersLosesNothing) {
+  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"}),
+                                           gh_issue(2, "beta", {"devgraph"})}));
+  extra_env = {{"FAKE_GH_FAIL_FIRST", "2"}, {"DEVGRAPH_SOURCE_BACKOFF_MS", "5"}};
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["status"], "COMPLETE");
+  expect_one_pr_per_bundle(res, {{"b1", {1}}, {"b2", {2}}});
+  EXPECT_EQ(lines_of(test::slurp(gh_dir + "/issue-list.failures")).size(), 2u);
+  EXPECT_NE(r.err.find("GitHub did not answer yet"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("listing issues failed ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("error connecting to api.github.com"), std::string::npos) << r.err;
+  expect_replays_cleanly(res);
+}
+
+// A gh that never answers: the run ends with exit 1 after the source's
+// attempts, and what it recorded is kept, so the next run, once gh answers,
+// resumes that run and delivers.
+TEST_F(RunGithub, AGhThatNeverAnswersIsAnErrorAndTheNextRunResumes) {
+  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  extra_env = {{"FAKE_GH_FAIL_FIRST", "1000"}, {"DEVGRAPH_SOURCE_BACKOFF_MS", "1"}};
+  auto failed = run();
+  ASSERT_EQ(failed.exit_code, 1) << failed.out << failed.err;
+  Json first = result_of(failed);
+  EXPECT_EQ(first["status"], "ERROR");
+  EXPECT_NE(json_str(first, "summary").find("listing issues"), std::string::npos) << dump_py(first);
+  std::string run_dir = json_str(first, "run_dir");
+  ASSERT_FALSE(run_dir.empty()) << dump_py(first);
+  EXPECT_TRUE(first["bundles"].empty());
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tcreate"), 0u);
+
+  extra_env.clear();
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["status"], "COMPLETE");
+  EXPECT_EQ(json_str(res, "run_dir"), run_dir);
+  EXPECT_NE(r.err.find("resuming run " + run_dir), std::string::npos) << r.err;
+  expect_one_pr_per_bundle(res, {{"b1", {1}}});
+  expect_replays_cleanly(res);
+}
+
+// gh printing something other than the list asked for is refused before
+// anything is written: one line, exit 1 (the issues could not be read).
+TEST_F(RunGithub, GhOutputThatIsNotTheListAskedForIsOneLineAndWritesNothing) {
+  test::write_text(gh_dir + "/issues.json", "{\"not\": \"an array\"}\n");
+  std::string remote_refs = git_out({"--git-dir", remote, "for-each-ref"}, scratch.path());
+  auto r = run();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  EXPECT_NE(r.err.find("reading github issues"), std::string::npos) << r.err;
+  EXPECT_EQ(result_of(r)["status"], "ERROR");
+  EXPECT_FALSE(path_exists(ai_root + "/develop")) << test::entries(ai_root);
+  EXPECT_FALSE(path_exists(ai_root + "/worktrees"));
+  EXPECT_EQ(git_out({"branch", "--list", "develop/*"}), "");
+  EXPECT_EQ(git_out({"--git-dir", remote, "for-each-ref"}, scratch.path()), remote_refs);
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\t"), 0u);
+}
+
+}  // namespace
+}  // namespace devgraph
