@@ -81,8 +81,9 @@ std::string what_next(const inbox::Item& item, inbox::AnswerKind kind, const inb
   if (kind == inbox::AnswerKind::reject)
     return "bundle " + item.bundle +
            " is rejected: `devgraph run` will not relaunch it and its work stays where it "
-           "stopped; the reason is in " +
-           a.answer_path;
+           "stopped" +
+           (a.reopened ? " (run " + item.run_id + " reopened: nothing else waits in it)" : "") +
+           "; the reason is in " + a.answer_path;
   std::string when = " when `devgraph run` resumes the run";
   std::string reopened = a.reopened ? " (run " + item.run_id + " reopened)" : "";
   if (a.continues_at)

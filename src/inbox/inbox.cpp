@@ -405,7 +405,10 @@ Expected<Answered> answer(RunStore& store, const Graph& graph, const Item& item,
       detail["answer"] = word;
       detail["answer_path"] = path;
       if (!text.empty()) detail["reason"] = clip(text, 300);
-      return tx.append_event(std::string(lane::event::kAwaitingHuman), detail);
+      DG_CHECK(tx.append_event(std::string(lane::event::kAwaitingHuman), detail));
+      // The last thing it waited for: its orchestrator finishes it.
+      if (!items_of_run(s, run_dir).empty()) return {};
+      return reopen(tx, graph, walker, item.key, out.reopened);
     }
     Json record = {{"kind", word}, {"path", path}, {"moves", 0}, {"at", tx.now()}};
     if (cursor_waits) {

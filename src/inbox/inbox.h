@@ -57,8 +57,10 @@
 //   * reject: no cursor moves; the bundle entry's status becomes
 //     "rejected" (an entry is added when the bundle had none), with
 //     "rejected_reason" (the text) when one is given; one AWAITING_HUMAN
-//     event without lane_to says "answer": "rejected"; the run is not
-//     reopened.
+//     event without lane_to says "answer": "rejected"; the run is reopened
+//     (as above) only when nothing else in it waits any more, so that the
+//     next `devgraph run` finishes it rather than starting a new run that
+//     takes the bundle's issues again.
 //   Errors: refused (the item no longer waits), usage (an id that is not
 //   an id), internal (the graph has no cursor interrupt or supplied
 //   route, or the cursor's return point cannot be found), and the store's

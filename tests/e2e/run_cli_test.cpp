@@ -385,5 +385,42 @@ TEST_F(RunCli, ABundleWhosePersonasKeepFailingParksWhileTheOthersDeliverAndAnAns
   expect_replays_cleanly(dir);
 }
 
+TEST_F(RunCli, ARejectedParkedBundleIsClosedAndTheNextRunCompletesWithoutIt) {
+  Json res = park_b2();
+  std::string dir = run_dir(res);
+  auto rejected = devgraph({"answer", "b2/T1", "--reject", "--text", "not this one"});
+  ASSERT_EQ(rejected.exit_code, 0) << rejected.err;
+  EXPECT_NE(rejected.out.find("reopened"), std::string::npos) << rejected.out;
+  EXPECT_EQ(devgraph({"inbox"}).out, "nothing waits for a person\n");
+  std::string b2_prompts = test::entries(dir + "/bundles/b2/prompts");
+  ASSERT_FALSE(b2_prompts.empty());
+
+  auto again = run();
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  Json done_res = result_of(again);
+  EXPECT_EQ(done_res["status"], "COMPLETE") << again.out;
+  EXPECT_EQ(run_dir(done_res), dir);
+  std::map<std::string, std::string> status;
+  for (const auto& b : done_res["bundles"]) status[json_str(b, "id")] = json_str(b, "status");
+  EXPECT_EQ(status, (std::map<std::string, std::string>{
+                        {"b1", "delivered"}, {"b2", "rejected"}, {"b3", "delivered"}}))
+      << dump_py(done_res);
+  EXPECT_TRUE(done_res["human_required"].empty());
+  // No persona of b2 ran again, no bundle took its issue, and the issue
+  // is open and undelivered.
+  EXPECT_EQ(test::entries(dir + "/bundles/b2/prompts"), b2_prompts);
+  for (const auto& e : test::read_jsonl(dir + "/events.jsonl"))
+    if (e["type"] == "BUNDLES_FORMED") {
+      EXPECT_EQ(e["detail"]["bundles"].size(), 3u) << dump_py(e);
+    }
+  auto beta = devgraph({"issue", "list", "--json"});
+  ASSERT_EQ(beta.exit_code, 0) << beta.err;
+  Json issues = *parse_json(beta.out, "issues");
+  ASSERT_EQ(issues.size(), 3u);
+  EXPECT_EQ(issues[1]["number"], 2);
+  EXPECT_TRUE(issues[1]["branch"].is_null()) << dump_py(issues[1]);
+  expect_replays_cleanly(dir);
+}
+
 }  // namespace
 }  // namespace devgraph

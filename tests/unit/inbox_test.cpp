@@ -325,6 +325,13 @@ TEST_F(InboxAnswer, ARunAtHumanRequiredIsReopenedWhereItsOrchestratorLeft) {
 TEST_F(InboxAnswer, ARejectionClosesTheBundleLeavesTheCursorAndTheRunWhereTheyAre) {
   park_task();
   entry_status("parked");
+  // b2 waits too, so the run stays where it is.
+  auto parked = store.transact([](Transaction& tx) -> Status {
+    tx.state()["bundles"].push_back(
+        {{"id", "b2"}, {"title", "more"}, {"status", "parked"}, {"parked_reason", "died"}});
+    return {};
+  });
+  ASSERT_TRUE(parked.ok()) << parked.error().message;
   go("human_required", "HUMAN_REQUIRED");
   auto done = answer(store, graph, item("b1/T1"), AnswerKind::reject, "not worth it");
   ASSERT_TRUE(done.ok()) << done.error().message;
@@ -342,6 +349,31 @@ TEST_F(InboxAnswer, ARejectionClosesTheBundleLeavesTheCursorAndTheRunWhereTheyAr
   EXPECT_EQ(last["detail"]["reason"], "not worth it");
   EXPECT_FALSE(last["detail"].contains("lane_to"));
   EXPECT_EQ(test::slurp(layout.answer("T1")), "not worth it\n");
+  auto left = items_of_run(st, store.run_dir());
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].key, "b2");
+  expect_replays_cleanly();
+}
+
+TEST_F(InboxAnswer, RejectingTheLastThingARunWaitsForReopensItForItsOrchestratorToFinish) {
+  park_task();
+  entry_status("parked");
+  go("human_required", "HUMAN_REQUIRED");
+  auto done = answer(store, graph, item("b1/T1"), AnswerKind::reject, "");
+  ASSERT_TRUE(done.ok()) << done.error().message;
+  EXPECT_EQ(done->continues_at, std::nullopt);
+  EXPECT_TRUE(done->reopened);
+  Json st = state();
+  EXPECT_EQ(st["status"], "running");
+  EXPECT_EQ(st["node"], "bundle_scheduler");
+  EXPECT_EQ(st["bundles"][0]["status"], "rejected");
+  EXPECT_EQ(st["tasks_runtime"]["b1/T1"]["node"], "awaiting_human");
+  auto evs = events();
+  ASSERT_GE(evs.size(), 2u);
+  EXPECT_EQ(evs[evs.size() - 2]["type"], "AWAITING_HUMAN");
+  EXPECT_EQ(evs[evs.size() - 2]["detail"]["answer"], "rejected");
+  EXPECT_EQ(evs.back()["type"], "RUN_RESUMED");
+  EXPECT_EQ(evs.back()["detail"]["answered"], "b1/T1");
   EXPECT_TRUE(items_of_run(st, store.run_dir()).empty());
   expect_replays_cleanly();
 }
