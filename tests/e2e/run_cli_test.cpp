@@ -3,9 +3,17 @@
 // one scenario for every bundle, and real git worktrees under AI_ROOT.
 // Every test asserts on the exit code, the RESULT_JSON line, state.json,
 // events.jsonl, the issue files and git.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <map>
 #include <set>
 #include <sstream>
@@ -71,6 +79,98 @@ Json generic_scenario(long long latency_ms = 20) {
               {"personas", personas}};
 }
 
+// A `devgraph run` started in the background, in a process group of its
+// own, stdout to a file and stderr to a pipe the test reads line by line.
+// The destructor ends the group if the test left it running.
+class Background {
+ public:
+  Background(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
+             const std::string& cwd, const std::string& out_path) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::setpgid(0, 0);
+      // Stop signals at their defaults, whatever the shell that ran the
+      // tests left (a background job starts with SIGINT ignored).
+      for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_DFL);
+      sigset_t none;
+      sigemptyset(&none);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (out < 0 || ::dup2(out, 1) < 0 || ::dup2(fds[1], 2) < 0 || ::chdir(cwd.c_str()) != 0)
+        ::_exit(127);
+      for (const auto& [k, v] : env)
+        v.empty() ? ::unsetenv(k.c_str()) : ::setenv(k.c_str(), v.c_str(), 1);
+      std::vector<std::string> argv = {DEVGRAPH_BIN};
+      argv.insert(argv.end(), args.begin(), args.end());
+      std::vector<char*> c;
+      for (auto& a : argv) c.push_back(a.data());
+      c.push_back(nullptr);
+      ::execv(c[0], c.data());
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    err_fd_ = fds[0];
+    if (pid_ > 0) ::setpgid(pid_, pid_);
+  }
+  ~Background() {
+    if (err_fd_ >= 0) ::close(err_fd_);
+    if (pid_ > 0 && !reaped_) {
+      ::kill(-pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+
+  pid_t pid() const { return pid_; }
+  const std::string& err() const { return err_; }
+
+  // Reads stderr until it holds `text` (true) or ends (false); the
+  // deadline is a failure condition, never a wait.
+  bool wait_for(const std::string& text, std::chrono::seconds limit) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (err_.find(text) == std::string::npos)
+      if (!read_some(deadline)) return false;
+    return true;
+  }
+
+  // Reads stderr to its end, then reaps the process: its wait status.
+  int wait(std::chrono::seconds limit) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (read_some(deadline)) {
+    }
+    int st = 0;
+    if (::waitpid(pid_, &st, 0) == pid_) reaped_ = true;
+    return st;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int err_fd_ = -1;
+  bool reaped_ = false;
+  std::string err_;
+
+  // One read of stderr; false at its end or past the deadline.
+  bool read_some(std::chrono::steady_clock::time_point deadline) {
+    while (true) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      pollfd p = {err_fd_, POLLIN, 0};
+      int n = ::poll(&p, 1, static_cast<int>(left.count()) + 1);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      char buf[4096];
+      ssize_t got = ::read(err_fd_, buf, sizeof buf);
+      if (got <= 0) return false;
+      err_.append(buf, static_cast<size_t>(got));
+      return true;
+    }
+  }
+};
+
 class RunCli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -130,6 +230,24 @@ class RunCli : public ::testing::Test {
   }
 
   std::string run_dir(const Json& result) { return json_str(result, "run_dir"); }
+
+  // The repository's develop home: no origin, so local/<directory name>.
+  std::string develop_home() const { return ai_root + "/develop/local/widgets"; }
+
+  std::string branches() {
+    auto r = test::run_process({"git", "branch", "--list", "develop/*"}, env(), repo);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  }
+
+  static void expect_one_line_error(const test::ProcessResult& r, int code,
+                                    const std::string& words) {
+    EXPECT_EQ(r.exit_code, code) << r.out << r.err;
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+    EXPECT_EQ(result_of(r)["status"], "ERROR") << r.out;
+  }
 
   test::ProcessResult devgraph(const std::vector<std::string>& args) {
     return test::run_devgraph(args, env(), repo);
@@ -420,6 +538,101 @@ TEST_F(RunCli, ARejectedParkedBundleIsClosedAndTheNextRunCompletesWithoutIt) {
   EXPECT_EQ(issues[1]["number"], 2);
   EXPECT_TRUE(issues[1]["branch"].is_null()) << dump_py(issues[1]);
   expect_replays_cleanly(dir);
+}
+
+// The first run holds the repository (`--watch` keeps it waiting on an
+// empty issue list); the test knows it holds it once its stderr says it
+// waits, which it says after taking the lock and opening the run. A second
+// run is refused in one line and writes nothing; SIGTERM stops the first
+// one (128 + 15), and the next run resumes its run.
+TEST_F(RunCli, ASecondOrchestratorIsRefusedWhileTheFirstHoldsTheRepository) {
+  std::vector<std::string> args = {"run",    "--agent", "sim", "--sim-scenario",
+                                   scenario, "--watch", "600"};
+  Background first(args, env(), repo, scratch / "first.out");
+  ASSERT_GT(first.pid(), 0);
+  ASSERT_TRUE(first.wait_for("looking again in 600 s", std::chrono::seconds(120))) << first.err();
+  std::string lock = develop_home() + "/orchestrator.lock";
+  EXPECT_EQ(test::slurp(lock), "pid " + std::to_string(first.pid()));
+  auto runs = test::entries(develop_home() + "/runs");
+  ASSERT_EQ(std::count(runs.begin(), runs.end(), '\n'), 1) << runs;
+  std::string dir = develop_home() + "/runs/" + runs.substr(0, runs.size() - 1);
+  auto snapshot = [&] {
+    return test::entries(develop_home()) + test::entries(develop_home() + "/runs") +
+           test::entries(dir) + test::slurp(dir + "/state.json") +
+           test::slurp(dir + "/events.jsonl") + test::slurp(lock);
+  };
+  std::string before = snapshot();
+
+  auto second = run();
+  expect_one_line_error(
+      second, 3,
+      "another devgraph run holds local/widgets (pid " + std::to_string(first.pid()) + ")");
+  EXPECT_EQ(snapshot(), before);
+  EXPECT_FALSE(path_exists(ai_root + "/worktrees"));
+
+  ASSERT_EQ(::kill(first.pid(), SIGTERM), 0);
+  int st = first.wait(std::chrono::seconds(120));
+  ASSERT_TRUE(WIFEXITED(st)) << "killed by signal " << WTERMSIG(st) << "\n" << first.err();
+  EXPECT_EQ(WEXITSTATUS(st), 128 + SIGTERM) << first.err();
+  Json stopped = result_of(test::ProcessResult{0, 0, test::slurp(scratch / "first.out"), ""});
+  EXPECT_EQ(stopped["status"], "HANDOFF");
+  EXPECT_EQ(run_dir(stopped), dir);
+  EXPECT_EQ(state_of(dir)["status"], "handoff");
+
+  // The repository is free again, and the stopped run is the one resumed.
+  file_issue("alpha");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["status"], "COMPLETE");
+  EXPECT_EQ(run_dir(res), dir);
+  EXPECT_NE(r.err.find("resuming run " + dir), std::string::npos) << r.err;
+  ASSERT_EQ(res["bundles"].size(), 1u);
+  EXPECT_EQ(res["bundles"][0]["status"], "delivered");
+  expect_replays_cleanly(dir);
+}
+
+// A local issue file that does not parse is refused before anything is
+// written: no run, no lock, no worktree, no branch.
+TEST_F(RunCli, ACorruptLocalIssueIsRefusedWithNothingWritten) {
+  file_issue("alpha");
+  test::write_text(develop_home() + "/issues/2.md", "---\nnumber: two\n---\nbody\n");
+  std::string home = test::entries(develop_home());
+  std::string issues = test::entries(develop_home() + "/issues");
+  auto r = run();
+  expect_one_line_error(r, 3, "2.md");
+  EXPECT_EQ(test::entries(develop_home()), home);
+  EXPECT_EQ(test::entries(develop_home() + "/issues"), issues);
+  EXPECT_FALSE(path_exists(ai_root + "/worktrees"));
+  EXPECT_EQ(branches(), "");
+}
+
+// The newest unfinished run under the develop home says it belongs to
+// another repository: refused, never continued, and nothing is started.
+TEST_F(RunCli, ARunDirectoryOfAnotherRepositoryIsRefused) {
+  file_issue("alpha");
+  std::string foreign = develop_home() + "/runs/20260101T000000Z";
+  ASSERT_TRUE(make_directories(foreign));
+  std::string state = dump_py(Json{{"schema_version", 1},
+                                   {"run_id", "20260101T000000Z"},
+                                   {"repo", "someone/else"},
+                                   {"status", "running"},
+                                   {"node", "scan"}},
+                              2);
+  test::write_text(foreign + "/state.json", state);
+  std::string runs = test::entries(develop_home() + "/runs");
+  auto r = run();
+  expect_one_line_error(r, 3, "belongs to someone/else, not local/widgets");
+  EXPECT_EQ(test::entries(develop_home() + "/runs"), runs);
+  EXPECT_EQ(test::entries(foreign), "state.json\n");
+  EXPECT_EQ(test::slurp(foreign + "/state.json"), state);
+  EXPECT_FALSE(path_exists(ai_root + "/worktrees"));
+  EXPECT_EQ(branches(), "");
+  // --new leaves it alone and starts a run of this repository.
+  auto fresh = run({"--new"});
+  ASSERT_EQ(fresh.exit_code, 0) << fresh.out << fresh.err;
+  EXPECT_NE(run_dir(result_of(fresh)), foreign);
+  EXPECT_EQ(test::slurp(foreign + "/state.json"), state);
 }
 
 }  // namespace
