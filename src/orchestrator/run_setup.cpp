@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
@@ -238,11 +239,18 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
       break;
     }
   }
-  RunStore store(run_dir.empty() ? place->develop_home + "/runs/" + stamp() : run_dir, graph,
-                 schema);
+  // A new run is named by the UTC second it starts in; a second new run in
+  // the same second takes the next free "-NN" (names still sort by age).
+  const std::string named = place->develop_home + "/runs/" + stamp();
+  std::string fresh = named;
+  for (int n = 2; run_dir.empty() && path_exists(join_path(fresh, kStateFile)); ++n) {
+    if (n > 99) return setup_error(named + " exists already; run devgraph run again in a second");
+    char suffix[8];
+    std::snprintf(suffix, sizeof suffix, "-%02d", n);
+    fresh = named + suffix;
+  }
+  RunStore store(run_dir.empty() ? fresh : run_dir, graph, schema);
   if (run_dir.empty()) {
-    if (path_exists(store.run_dir() + "/" + kStateFile))
-      return setup_error(store.run_dir() + " exists already; run devgraph run again in a second");
     DG_TRY(auto commands, project::detect_commands(top));
     InitRequest init;
     init.repo = identity;

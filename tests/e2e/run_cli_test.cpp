@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <ctime>
 #include <map>
 #include <set>
 #include <sstream>
@@ -633,6 +634,38 @@ TEST_F(RunCli, ARunDirectoryOfAnotherRepositoryIsRefused) {
   ASSERT_EQ(fresh.exit_code, 0) << fresh.out << fresh.err;
   EXPECT_NE(run_dir(result_of(fresh)), foreign);
   EXPECT_EQ(test::slurp(foreign + "/state.json"), state);
+}
+
+// Run directories are named by the UTC second a run starts in. Finished
+// runs of this repository hold every name of the next two minutes, as
+// back-to-back runs would: the new run takes the next free "-NN" of its
+// second instead of being refused.
+TEST_F(RunCli, ANewRunInTheSecondOfAnotherGetsADirectoryOfItsOwn) {
+  file_issue("alpha");
+  std::string runs = develop_home() + "/runs";
+  auto now = std::chrono::system_clock::now();
+  for (int s = -1; s <= 120; ++s) {
+    std::time_t t = std::chrono::system_clock::to_time_t(now + std::chrono::seconds(s));
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char name[32];
+    std::strftime(name, sizeof name, "%Y%m%dT%H%M%SZ", &tm);
+    ASSERT_TRUE(make_directories(runs + "/" + name));
+    test::write_text(
+        runs + "/" + name + "/state.json",
+        dump_py(Json{{"run_id", name}, {"repo", "local/widgets"}, {"status", "complete"}}));
+  }
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["status"], "COMPLETE");
+  std::string id = json_str(res, "run_id");
+  ASSERT_EQ(id.size(), 19u) << id;
+  EXPECT_EQ(id.substr(16), "-02") << id;
+  EXPECT_TRUE(path_exists(runs + "/" + id.substr(0, 16) + "/state.json"));
+  EXPECT_EQ(run_dir(res), runs + "/" + id);
+  ASSERT_EQ(res["bundles"].size(), 1u);
+  EXPECT_EQ(res["bundles"][0]["status"], "delivered");
 }
 
 }  // namespace
