@@ -1,5 +1,7 @@
-// `devgraph demo`: the README's quick start. Builds a sample repository and
-// drives one bundle to a ready branch with the simulated agent, offline.
+// `devgraph demo`: the README's quick start. Builds a sample repository,
+// files its issues and runs the orchestrator over them: three bundles, two
+// or more at once, each to a ready branch, with the simulated agent,
+// offline (demo/demo.h).
 #include <unistd.h>
 
 #include "agents/backend.h"
@@ -14,8 +16,9 @@ namespace devgraph {
 int verb_demo(const VerbArgs& args) {
   ArgParser p("devgraph demo");
   p.description(
-       "Build a sample repository and drive one bundle to a ready branch, offline. "
-       "Everything goes under $AI_ROOT, else a fresh temporary directory.")
+       "Build a sample repository with five local issues and run devgraph over them: "
+       "three bundles, several at once, each to a ready branch, offline. Everything goes "
+       "under $AI_ROOT, else a fresh temporary directory.")
       .option("agent", "agent backend: " + agents::backend_choices() + " (default sim)")
       .option("claude-bin", "the agent CLI binary")
       .option("agent-command", "argv template for --agent command (see run-bundle --help)")
@@ -33,7 +36,7 @@ int verb_demo(const VerbArgs& args) {
   o.agent_bin = a->get_or("claude-bin", "");
   auto tmpl = agent_command_template(a->get("agent-command"), o.agent);
   if (!tmpl) return report_error("demo", p.usage_error(tmpl.error().message));
-  o.agent_command = std::move(*tmpl);
+  o.agent_command = a->get("agent-command");
   o.model = a->get("model");
   o.skill = a->get("skill");
   if (auto l = a->get("latency-ms")) {

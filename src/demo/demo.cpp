@@ -2,30 +2,31 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <memory>
 
 #include "bundle/placement.h"
-#include "bundle/run.h"
-#include "bundle/start.h"
 #include "bundle/words.h"
-#include "contracts/schema.h"
 #include "demo/sample.h"
 #include "git/git.h"
 #include "graph/graph.h"
 #include "guard/guard.h"
+#include "issues/local_store.h"
+#include "orchestrator/bundling.h"
+#include "orchestrator/run_setup.h"
+#include "orchestrator/run_view.h"
 #include "proc/command.h"
 #include "skill/skill.h"
 #include "store/run_store.h"
 #include "util/clock.h"
 #include "util/fs.h"
+#include "util/text.h"
 
 namespace devgraph::demo {
 namespace {
-
-constexpr const char* kBundle = "b1";
-constexpr const char* kBranch = "develop/b1";
 
 // Built on first use: a namespace-scope map would be built before main in
 // every devgraph command.
@@ -63,27 +64,186 @@ Status must(const std::string& dir, std::vector<std::string> argv) {
   return {};
 }
 
-// Runs the branch's test files against the base code: they must fail there
-// (the modules they test do not exist yet). Returns the number of test
-// files that failed on the base, or an error.
-Expected<int> red_on_base(const std::string& repo, const std::string& worktree,
-                          const std::string& scratch) {
-  DG_CHECK(must(repo, {"git", "worktree", "add", "-q", "--detach", scratch, "main"}));
-  int red = 0;
-  auto split = bundle::split_command(kSampleTestCommand);
-  for (const auto& t : sample_tasks()) {
-    auto content = read_file(worktree + "/" + t.test.path);
-    if (!content) continue;
-    DG_CHECK(write_file_atomic(scratch + "/" + t.test.path, *content));
-    std::string module = t.test.path.substr(0, t.test.path.size() - 3);
-    for (auto& c : module)
-      if (c == '/') c = '.';
-    DG_TRY(auto r, run_in(scratch, {"python3", "-m", "unittest", module}));
-    if (!r.ok()) ++red;
+Expected<bool> tests_pass(const std::string& dir) {
+  DG_TRY(auto argv, bundle::split_command(kSampleTestCommand));
+  DG_TRY(auto r, run_in(dir, std::move(argv)));
+  return r.ok();
+}
+
+// A word as a POSIX shell reads it back: as it is when that is safe, else
+// in single quotes.
+std::string sh(const std::string& word) {
+  bool plain = !word.empty() && word.find_first_not_of(
+                                    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+                                    "qrstuvwxyz0123456789_@%+=:,./-") == std::string::npos;
+  if (plain) return word;
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string numbers(const std::vector<long long>& issues) {
+  std::vector<std::string> out;
+  for (long long n : issues) out.push_back("#" + std::to_string(n));
+  return join(out, " ");
+}
+
+// The sample repository at `repo`, its base files committed on main.
+Status build_sample(const std::string& repo) {
+  DG_CHECK(make_directories(repo));
+  DG_CHECK(must(repo, {"git", "init", "-q", "-b", "main"}));
+  DG_CHECK(must(repo, {"git", "config", "user.name", "devgraph demo"}));
+  DG_CHECK(must(repo, {"git", "config", "user.email", "demo@devgraph.invalid"}));
+  std::vector<std::string> add = {"git", "add", "--"};
+  for (const auto& f : sample_base_files()) {
+    DG_CHECK(make_directories(dirname_of(repo + "/" + f.path)));
+    DG_CHECK(write_file_atomic(repo + "/" + f.path, f.content));
+    add.push_back(f.path);
   }
-  (void)split;
+  DG_CHECK(must(repo, add));
+  return must(repo, {"git", "commit", "-q", "-m", "tally: split text into words"});
+}
+
+// Files the sample's issues, a parent before its children; prints each.
+Status file_issues(issues::LocalIssues& store, const std::string& epic_label, std::ostream& out) {
+  std::map<std::string, long long> number_of;
+  for (const auto& s : sample_issues()) {
+    issues::NewIssue n;
+    n.title = s.title;
+    n.body = s.body;
+    n.labels = s.labels;
+    if (s.epic) n.labels.insert(n.labels.begin(), epic_label);
+    if (!s.parent.empty()) {
+      n.parent = number_of.at(s.parent);
+      n.body += "\nPart of #" + std::to_string(*n.parent) + "\n";
+    }
+    DG_TRY(auto issue, store.create(n));
+    number_of[s.key] = issue.number;
+    out << "  #" << issue.number << " " << issue.title << "  [" << join(issue.labels, ", ") << "]"
+        << (issue.parent ? " part of #" + std::to_string(*issue.parent) : std::string()) << "\n";
+  }
+  return {};
+}
+
+// The bundles the orchestrator will form from the filed issues (the same
+// pure functions it calls, over the same rules), each with the sample's
+// plan for its issues.
+Expected<std::vector<SampleBundle>> planned_bundles(const issues::LocalIssues& store,
+                                                    const Graph& graph) {
+  DG_TRY(auto open, store.list());
+  orchestrator::IntakePolicy policy;
+  policy.every_open_issue = true;  // local issues: every open issue is work
+  policy.epic_label = graph.intake.epic_label;
+  auto el = orchestrator::eligible(open, policy, {}, {});
+  std::map<long long, std::string> title_of;
+  for (const auto& i : open) title_of[i.number] = i.title;
+  std::vector<SampleBundle> out;
+  for (const auto& f : orchestrator::form_bundles(el.work, graph.intake, 1)) {
+    std::vector<std::string> titles;
+    for (long long n : f.issues) titles.push_back(title_of[n]);
+    auto tasks = sample_plan(titles);
+    if (!tasks)
+      return fail(ErrorKind::usage, "the skill's bundling rules put " + numbers(f.issues) +
+                                        " in bundle " + f.id +
+                                        ", which the sample cannot plan: " + tasks.error().message);
+    out.push_back({f.id, std::move(*tasks)});
+  }
+  return out;
+}
+
+// How many of the new test files (the sample's, found in the bundles'
+// worktrees) fail against main, and how many there are: a scratch worktree
+// of main gets each file in turn and runs it alone.
+Expected<std::pair<int, int>> red_on_base(const std::string& repo,
+                                          const std::vector<DemoBundle>& bundles,
+                                          const std::string& scratch) {
+  DG_CHECK(must(repo, {"git", "worktree", "add", "-q", "--detach", scratch, "main"}));
+  int red = 0, seen = 0;
+  for (const auto& b : bundles) {
+    for (const auto& issue : sample_issues()) {
+      for (const auto& t : issue.tasks) {
+        auto content = read_file(b.worktree + "/" + t.test.path);
+        if (!content || path_exists(scratch + "/" + t.test.path)) continue;
+        ++seen;
+        DG_CHECK(write_file_atomic(scratch + "/" + t.test.path, *content));
+        std::string module = t.test.path.substr(0, t.test.path.size() - 3);
+        for (auto& c : module)
+          if (c == '/') c = '.';
+        DG_TRY(auto r, run_in(scratch, {"python3", "-m", "unittest", module}));
+        if (!r.ok()) ++red;
+      }
+    }
+  }
+  // The scratch worktree is only a means; a failure to remove it leaves a
+  // directory under the run and changes nothing else.
   (void)must(repo, {"git", "worktree", "remove", "--force", scratch});
-  return red;
+  return std::make_pair(red, seen);
+}
+
+// Bundles started and not yet finished at once, at most, in log order.
+int peak_in_flight(const std::string& run_dir) {
+  auto text = read_file(run_dir + "/" + kEventsFile);
+  if (!text) return 0;
+  int live = 0, peak = 0;
+  size_t at = 0;
+  while (at < text->size()) {
+    size_t end = text->find('\n', at);
+    if (end == std::string::npos) end = text->size();
+    auto e = parse_json(text->substr(at, end - at), kEventsFile);
+    at = end + 1;
+    if (!e || !e->is_object()) continue;
+    std::string type = json_str(*e, "type");
+    if (type == "BUNDLE_STARTED") peak = std::max(peak, ++live);
+    if (type == "TECH_LEAD_DONE" || type == "TECH_LEAD_BLOCKED") --live;
+  }
+  return peak;
+}
+
+std::vector<std::string> driver_flags(const DemoOptions& o, const std::string& scenario) {
+  std::vector<std::string> f = {
+      "--agent", o.agent, "--max-parallel", std::to_string(o.max_parallel), "--api-backoff-seconds",
+      "5"};
+  auto add = [&f](const char* name, const std::string& value) {
+    f.push_back(name);
+    f.push_back(value);
+  };
+  if (!o.agent_bin.empty())
+    add("--claude-bin",
+        o.agent_bin.find('/') == std::string::npos ? o.agent_bin : absolute_path(o.agent_bin));
+  if (o.model) add("--model", *o.model);
+  if (o.agent_command) add("--agent-command", *o.agent_command);
+  if (!scenario.empty()) add("--sim-scenario", scenario);
+  if (o.skill) add("--skill", absolute_path(*o.skill));
+  return f;
+}
+
+// Each bundle: branch, title, worktree, commits, tests.
+void print_bundles(const DemoReport& rep, std::ostream& out) {
+  RealCommandRunner runner;
+  for (const auto& b : rep.bundles) {
+    out << "\n"
+        << b.id << " " << b.branch << ": " << b.status << "\n"
+        << "  " << b.title << " (" << numbers(b.issues) << ")\n"
+        << "  worktree: " << b.worktree << "\n";
+    auto git = git::make_git(runner, b.worktree, identity());
+    auto log = git->log_oneline("main");
+    out << "  commits on top of main: " << (log ? log->size() : 0) << "\n";
+    if (log)
+      for (const auto& l : *log) out << "    " << l.substr(0, 10) << " " << l.substr(41) << "\n";
+    out << "  tests: " << (b.tests_pass ? "pass" : "FAIL") << " (" << kSampleTestCommand << ")\n";
+  }
+}
+
+// The issues as `devgraph issue list` shows them, with their branches.
+void print_issues(const DemoReport& rep, const std::vector<issues::Issue>& issues,
+                  std::ostream& out) {
+  out << "\nissues (devgraph issue list, in " << rep.repo << "):\n";
+  for (const auto& i : issues) {
+    out << "  #" << i.number << "  " << i.state << "  " << i.title;
+    if (!i.labels.empty()) out << "  [" << join(i.labels, ", ") << "]";
+    if (i.branch) out << "  -> " << *i.branch << " at " << i.head.value_or("").substr(0, 10);
+    out << "\n";
+  }
 }
 
 }  // namespace
@@ -103,9 +263,9 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
     root = tmp.path();
   }
   root = absolute_path(root);
-  // Placement before the first write: the demo creates a repository, a
-  // worktree and a run under the root, none of which may land in a primary
-  // clone (an AI_ROOT inside a checkout would put them there).
+  // Placement before the first write: the demo creates a repository,
+  // issues, worktrees and a run under the root, none of which may land in a
+  // primary clone (an AI_ROOT inside a checkout would put them there).
   auto roots = guard::Roots::from_env();
   if (auto deny = bundle::check_write_root("demo root", root, roots))
     return fail("placement guard: " + *deny);
@@ -116,135 +276,128 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
 
   DG_TRY(auto skill, locate_skill(o.skill));
   DG_TRY(auto graph, Graph::load(skill));
-  DG_TRY(auto schema, Schema::load(state_schema_path(skill)));
 
   // 2. The sample repository, committed on main.
-  std::string id = stamp();
-  rep.repo = root + "/repos/tally-" + id;
+  rep.repo = root + "/repos/tally-" + stamp();
   if (path_exists(rep.repo))
     return fail(rep.repo + " already exists; run the demo again in a second");
   if (auto deny = bundle::check_write_root("sample repository", rep.repo, roots))
     return fail("placement guard: " + *deny);
-  DG_CHECK(make_directories(rep.repo));
-  DG_CHECK(must(rep.repo, {"git", "init", "-q", "-b", "main"}));
-  DG_CHECK(must(rep.repo, {"git", "config", "user.name", "devgraph demo"}));
-  DG_CHECK(must(rep.repo, {"git", "config", "user.email", "demo@devgraph.invalid"}));
-  std::vector<std::string> add = {"git", "add", "--"};
-  for (const auto& f : sample_base_files()) {
-    DG_CHECK(make_directories(dirname_of(rep.repo + "/" + f.path)));
-    DG_CHECK(write_file_atomic(rep.repo + "/" + f.path, f.content));
-    add.push_back(f.path);
-  }
-  DG_CHECK(must(rep.repo, add));
-  DG_CHECK(must(rep.repo, {"git", "commit", "-q", "-m", "tally: split text into words"}));
+  DG_CHECK(build_sample(rep.repo));
   out << "sample repository: " << rep.repo << " (test command: " << kSampleTestCommand << ")\n";
 
-  // 3. Placement: the run directory and the canonical worktree.
+  // 3. Its issues, in its develop home.
   roots = guard::Roots::from_env();  // AI_ROOT is set now
-  DG_TRY(auto place, guard::resolve_placement(rep.repo, std::string(kBranch), roots));
-  if (!place.worktree_path)
-    return fail("the placement guard gave no worktree path for " + std::string(kBranch));
-  rep.worktree = *place.worktree_path;
-  if (auto deny = guard::check_worktree(rep.worktree, rep.repo, roots))
-    return fail("placement guard refused the worktree: " + *deny);
-  rep.run_dir = place.develop_home + "/runs/" + id;
-  if (auto deny = bundle::check_write_root("run directory", rep.run_dir, roots))
+  DG_TRY(auto place, guard::resolve_placement(rep.repo, std::nullopt, roots));
+  rep.develop_home = place.develop_home;
+  if (auto deny = bundle::check_write_root("develop home", rep.develop_home, roots))
     return fail("placement guard: " + *deny);
-  rep.branch = kBranch;
-  RealCommandRunner runner;
-  auto repo_git = git::make_git(runner, rep.repo, identity());
+  issues::LocalIssues store(rep.develop_home + "/issues");
+  out << "local issues, filed in " << store.dir() << ":\n";
+  DG_CHECK(file_issues(store, graph.intake.epic_label, out));
 
-  // 4. The run, and the bundle started in it: worktree, cursor, spec.
-  RunStore store(rep.run_dir, graph, schema);
-  InitRequest init;
-  init.repo = place.owner + "/" + place.repo;
-  init.default_branch = "main";
-  init.merge = Json{
-      {"delivery", "local"},
-      {"merge_policy", "never"},
-      {"commands", {{"test", kSampleTestCommand}, {"build", kSampleBuildCommand}}},
-      {"bundles",
-       Json::array(
-           {{{"id", kBundle}, {"title", "a text report for tally"}, {"issues", Json::array()}}})}};
-  {
-    auto r = store.init(init);
-    if (!r) return r.error();
-  }
-  bundle::StartRequest start{kBundle, rep.worktree, kBranch, "main", sample_spec(kBundle)};
-  DG_TRY(auto layout, bundle::start_bundle(store, graph, *repo_git, start));
-  out << "bundle worktree: " << rep.worktree << " (branch " << kBranch << ")\n";
-  out << "run directory: " << rep.run_dir << "\n";
-
-  // 5. Drive the bundle.
-  bundle::RunBundleRequest req;
-  req.run_dir = rep.run_dir;
-  req.bundle = kBundle;
-  req.skill = skill;
-  req.agent = o.agent;
-  req.agent_bin = o.agent_bin;
-  req.agent_command = o.agent_command;
-  req.model = o.model;
-  req.max_parallel = o.max_parallel;
-  req.api_backoff_seconds = 5;
+  // 4. One scenario for the whole run: the bundles the run will form.
   if (o.agent == "sim") {
-    req.sim_scenario = rep.run_dir + "/demo-scenario.json";
-    DG_CHECK(
-        write_file_atomic(req.sim_scenario, dump_py(sample_scenario(kBundle, o.latency_ms), 2)));
+    DG_TRY(auto bundles, planned_bundles(store, graph));
+    rep.scenario = rep.develop_home + "/demo-scenario.json";
+    DG_CHECK(write_file_atomic(rep.scenario, dump_py(sample_scenario(bundles, o.latency_ms), 2)));
+    out << "simulated agent's script: " << rep.scenario << "\n";
   }
-  std::unique_ptr<bundle::LiveView> view;
+
+  // 5. The run: `devgraph run` in process, its drivers as child processes.
+  orchestrator::RunSetupRequest req;
+  req.repo = rep.repo;
+  req.issues = "local";
+  req.max_bundles = o.max_bundles;
+  req.fresh = true;
+  req.skill = o.skill;
+  req.driver_flags = driver_flags(o, rep.scenario);
+  out << "devgraph run: up to " << o.max_bundles << " bundles at once, the " << o.agent
+      << " agent playing every persona..." << std::endl;
+  std::unique_ptr<orchestrator::RunLiveView> view;
   if (o.live) {
-    view = std::make_unique<bundle::LiveView>(out, kBundle, system_clock(), *o.live);
+    view = std::make_unique<orchestrator::RunLiveView>(out, system_clock(), *o.live);
     if (o.live_measure) view->measure_with(o.live_measure);
-    req.on_log = [&view](const Json& rec) { view->on_log(rec); };
-    req.on_state = [&view](const Json& state) { view->on_state(state); };
+    req.on_line = [&view](const std::string& l) { view->on_line(l); };
+    req.on_state = [&view](const Json& s) { view->on_state(s); };
     req.on_tick = [&view] { view->tick(); };
-    req.on_node_order = [&view](const std::vector<std::string>& order) {
-      view->set_node_order(order);
-    };
   } else {
-    req.on_log = [&out](const Json& rec) {
-      std::string ev = rec.value("event", "");
-      if (ev == "start" || ev == "result" || ev == "commit_reconciled")
-        out << "  [" << ev << "] " << dump_py(rec) << "\n";
-    };
+    req.on_line = [&out](const std::string& l) { out << "  " << l << std::endl; };
   }
-  out << "driving bundle " << kBundle << " with the " << o.agent << " agent...\n";
-  auto report = bundle::run_bundle(req);
+  auto ran = orchestrator::run_repository(req, out);
   if (view) view->finish();
-  rep.exit_code = report.exit_code;
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!ran) return ran.error();
+  auto& run = *ran;
+  rep.exit_code = run.exit_code;
+  rep.run_dir = run.run_dir;
+  out << "\n" << run.summary;
 
   // 6. What there is to look at.
-  std::string status = report.result.value("status", "");
-  out << "\nresult: " << status << " - " << report.result.value("summary", "") << "\n";
-  if (report.exit_code != 0 && status == "HANDOFF") {
-    out << "resume with: devgraph run-bundle " << rep.run_dir << " --bundle " << kBundle
-        << " --agent " << o.agent
-        << (req.sim_scenario.empty() ? "" : " --sim-scenario " + req.sim_scenario) << "\n";
-    return rep;
+  Json state = Json::object();
+  if (auto text = read_file(rep.run_dir + "/" + kStateFile))
+    if (auto s = parse_json(*text, kStateFile)) state = std::move(*s);
+  std::map<std::string, std::string> worktree_of;
+  for (const auto& b : state.value("bundles", Json::array()))
+    worktree_of[json_str(b, "id")] = json_str(b, "worktree");
+  for (const auto& b : run.result.value("bundles", Json::array())) {
+    DemoBundle d;
+    d.id = json_str(b, "id");
+    d.status = json_str(b, "status");
+    d.title = json_str(b, "title");
+    d.branch = json_str(b, "branch");
+    d.head = json_str(b, "head");
+    d.worktree = worktree_of[d.id];
+    if (b.contains("issues") && b["issues"].is_array())
+      for (const auto& n : b["issues"])
+        if (n.is_number_integer()) d.issues.push_back(n.get<long long>());
+    if (!d.worktree.empty() && is_directory(d.worktree)) {
+      DG_TRY(d.tests_pass, tests_pass(d.worktree));
+    }
+    rep.bundles.push_back(std::move(d));
   }
-  if (report.exit_code != 0) {
-    out << "blocked: " << dump_py(report.result.value("blockers", Json::array())) << "\n";
-    out << "look at: " << layout.log() << "\n";
-    return rep;
+  rep.peak_in_flight = peak_in_flight(rep.run_dir);
+  print_bundles(rep, out);
+
+  std::vector<DemoBundle> ready;
+  for (const auto& b : rep.bundles)
+    if (b.status == "delivered" && !b.worktree.empty()) ready.push_back(b);
+  if (!ready.empty()) {
+    auto red = red_on_base(rep.repo, ready, rep.run_dir + "/red-check");
+    bool all_pass =
+        std::all_of(ready.begin(), ready.end(), [](const DemoBundle& b) { return b.tests_pass; });
+    if (red)
+      out << "\ntests written first: " << red->first << " of " << red->second
+          << " new test files fail on main"
+          << (all_pass ? ", and every branch's tests pass" : std::string()) << "\n";
   }
-  auto wt_git = git::make_git(runner, rep.worktree, identity());
-  auto log = wt_git->log_oneline("main");
-  out << "branch " << kBranch << " is ready (" << (log ? log->size() : 0) << " commits on main):\n";
-  if (log)
-    for (const auto& l : *log) out << "  " << l.substr(0, 10) << " " << l.substr(41) << "\n";
-  auto red = red_on_base(rep.repo, rep.worktree, rep.run_dir + "/red-check");
-  if (red)
-    out << "tests written first: " << *red << " of " << sample_tasks().size()
-        << " new test files fail on main and all pass on " << kBranch << "\n";
+  DG_TRY(auto filed, store.list());
+  print_issues(rep, filed, out);
+  out << "\nrun directory: " << rep.run_dir << "\n";
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   char took[32];
-  std::snprintf(took, sizeof took, "%.1f", secs);
-  out << "took " << took << " s\n\nhow to look at it:\n"
-      << "  git -C " << rep.worktree << " log --stat main..HEAD\n"
-      << "  cd " << rep.worktree << " && " << kSampleTestCommand << "\n"
-      << "  cat " << layout.log() << "\n"
-      << "  cat " << rep.run_dir << "/events.jsonl\n"
-      << "  ls " << layout.tasks_dir() << "/*\n";
+  std::snprintf(took, sizeof took, "%.1f", rep.seconds);
+  out << ready.size() << " of " << rep.bundles.size() << " bundles ready in " << took
+      << " s, up to " << rep.peak_in_flight << " in flight at once\n";
+
+  // The commands below work from any shell: the develop home is found
+  // through AI_ROOT, which only this process has set.
+  std::string env = "AI_ROOT=" + sh(root) + " ";
+  out << "\nhow to look at it:\n"
+      << "  git -C " << sh(rep.repo) << " log --oneline --graph --branches\n";
+  for (const auto& b : ready) out << "  git -C " << sh(b.worktree) << " log --stat main..HEAD\n";
+  out << "  cd " << sh(rep.repo) << " && " << env << "devgraph issue list --state all\n"
+      << "  cat " << sh(rep.run_dir) << "/events.jsonl\n"
+      << "  devgraph validate run " << sh(rep.run_dir) << "\n"
+      << (rep.exit_code == 2 ? "  cd " + sh(rep.repo) + " && " + env +
+                                   "devgraph inbox    (what waits for a person)\n"
+                             : std::string())
+      << "\nhow to run again (it resumes an unfinished run, or finds nothing to do):\n"
+      << "  cd " << sh(rep.repo) << " && " << env << "devgraph run";
+  for (const auto& f : req.driver_flags) out << " " << sh(f);
+  out << "\n";
+  if (!ready.empty())
+    out << "  (merge a branch into main first, e.g. git -C " << sh(rep.repo) << " merge "
+        << sh(ready.back().branch) << ", and the next run closes its issues)\n";
   return rep;
 }
 

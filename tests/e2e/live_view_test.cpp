@@ -1,8 +1,8 @@
-// The live view end to end: `devgraph demo` and `devgraph run-bundle` run
-// under a pseudo-terminal draw one screen redrawn in place (tasks by node,
-// live personas) and end with the final summary; a pipe, --no-live and
-// TERM=dumb get plain lines. The same small bundle also runs through
-// `--agent command`.
+// The live view end to end: `devgraph run-bundle` run under a
+// pseudo-terminal draws one screen redrawn in place (tasks by node, live
+// personas), `devgraph demo` the whole run's (one line per bundle), and
+// each ends with its final summary; a pipe, --no-live and TERM=dumb get
+// plain lines. The same small bundle also runs through `--agent command`.
 #include <fcntl.h>
 #include <pty.h>
 #include <sys/ioctl.h>
@@ -129,36 +129,38 @@ size_t index_of(const std::vector<std::string>& lines, const std::string& prefix
   return lines.size();
 }
 
-TEST(LiveView, DemoOnATerminalRedrawsOneScreenAndEndsWithTheSummary) {
+// The demo draws the whole run as `devgraph run` does: one line per bundle,
+// redrawn in place, the last frame showing every bundle delivered, then
+// the demo's summary below it.
+TEST(LiveView, DemoOnATerminalRedrawsTheRunAndEndsWithTheSummary) {
   test::Scratch s;
   auto r = run_in_pty({"demo", "--latency-ms", "40"},
-                      {{"AI_ROOT", s.path()}, {"TERM", "xterm"}, {"NO_COLOR", ""}}, 100, 40);
+                      {{"AI_ROOT", s.path()}, {"TERM", "xterm"}, {"NO_COLOR", ""}}, 120, 40);
   ASSERT_EQ(r.exit_code, 0) << r.transcript;
-  // Redrawn in place, many times.
+  // Redrawn in place, many times; some frame showed a bundle's tasks moving.
   EXPECT_GE(count_of(r.transcript, "A\r"), 3u) << r.transcript;
-  // During the run some frame showed tasks grouped under their nodes.
-  EXPECT_TRUE(
-      std::regex_search(r.transcript, std::regex(R"(\n  (write_tdd|implement|verify) +T[1-5])")))
+  EXPECT_TRUE(std::regex_search(r.transcript, std::regex(R"(  b[1-3] #[0-9].*  running)")))
       << r.transcript;
-  EXPECT_TRUE(std::regex_search(r.transcript, std::regex(R"(personas: [1-9] running)")));
-  // The screen keeps the last frame, then the demo's summary below it.
+  // Exactly one frame stays on the screen, every bundle delivered in it.
   auto screen = screen_after(r.transcript);
-  size_t frame = index_of(screen, "devgraph bundle b1  node create_pr");
-  ASSERT_LT(frame, screen.size()) << r.transcript;
-  EXPECT_EQ(screen[frame + 1], "tasks: 5/5 committed");
-  EXPECT_EQ(screen[frame + 2], "  committed        T1 T2 T3 T4 T5");
-  size_t result = index_of(screen, "result: DONE");
-  EXPECT_GT(result, frame);
-  EXPECT_LT(index_of(screen, "branch develop/b1 is ready"), screen.size());
-  EXPECT_EQ(index_of(screen, "  [start]"), screen.size());  // no plain lines
-  size_t how = index_of(screen, "how to look at it:");
-  EXPECT_GT(how, result);
-  EXPECT_LT(how, screen.size());
-  // Exactly one frame stays on the screen.
-  EXPECT_EQ(count_of(r.transcript, "devgraph bundle b1") > 1, true);
-  size_t frames_left = 0;
-  for (const auto& l : screen) frames_left += l.rfind("devgraph bundle b1", 0) == 0;
-  EXPECT_EQ(frames_left, 1u);
+  std::regex header(R"(devgraph run [0-9]{8}T[0-9]{6}Z  .*)");
+  size_t frame = screen.size(), frames_left = 0;
+  for (size_t i = 0; i < screen.size(); ++i)
+    if (std::regex_match(screen[i], header)) {
+      frame = i;
+      ++frames_left;
+    }
+  EXPECT_EQ(frames_left, 1u) << r.transcript;
+  ASSERT_LT(frame + 3, screen.size()) << r.transcript;
+  EXPECT_EQ(screen[frame + 1], "  b1 #2 #3  delivered  tasks 2/2  develop/b1-normalize-words");
+  EXPECT_EQ(screen[frame + 2], "  b2 #4  delivered  tasks 1/1  develop/b2-line-statistics");
+  EXPECT_EQ(screen[frame + 3], "  b3 #5  delivered  tasks 1/1  develop/b3-character-classes");
+  // No plain progress lines, and the summary below the frame.
+  EXPECT_EQ(index_of(screen, "  started b1 in "), screen.size()) << r.transcript;
+  size_t ready = index_of(screen, "3 of 3 bundles ready");
+  EXPECT_GT(ready, frame);
+  EXPECT_LT(ready, screen.size());
+  EXPECT_GT(index_of(screen, "how to look at it:"), ready);
 }
 
 // A bundle at plan_bundle for run-bundle with the fixed-latency fake.

@@ -43,9 +43,11 @@ namespace {
 constexpr const char* kBundle = "b1";
 constexpr const char* kBranch = "develop/b1";
 constexpr const char* kTitle = "a text report for tally";
-// Three of the demo's tasks: T1 and T3 run side by side, T2 waits for T1.
-// Every resume point replays a whole bundle twice (to the kill, then to the
-// end), so the plan is as small as still has parallel and dependent tasks.
+// Three of the demo's issues in one bundle: T1 (normalize) and T3 (line
+// statistics) run side by side, T2 (counts) waits for T1. Every resume point
+// replays a whole bundle twice (to the kill, then to the end), so the plan
+// is as small as still has parallel and dependent tasks.
+const std::vector<std::string> kIssues = {"Normalize words", "Count words", "Line statistics"};
 const std::vector<std::string> kTasks = {"T1", "T2", "T3"};
 // bundle_verify runs these as argv. They check that modules of the bundle
 // landed, without the sample's Python test run (about a second per run here).
@@ -55,6 +57,22 @@ constexpr const char* kBuildCommand = "test -f tally/lines.py";
 // The sim agents' script: the planner writes the plan of kTasks, each
 // tdd-writer its task's test file, each developer its module; everyone else
 // approves. `latency_ms` is each persona's time.
+std::vector<demo::SampleTask> sample_tasks() {
+  auto plan = demo::sample_plan(kIssues);
+  EXPECT_TRUE(plan) << plan.error().message;
+  return plan ? *plan : std::vector<demo::SampleTask>{};
+}
+
+// The bundle's spec: the three issues' texts.
+std::string sample_spec() {
+  std::string spec = std::string("# Bundle ") + kBundle + ": " + kTitle + "\n";
+  auto issues = demo::sample_issues();
+  for (const auto& title : kIssues)
+    if (const auto* i = demo::sample_issue(issues, title))
+      spec += "\n## " + i->title + "\n\n" + i->body;
+  return spec;
+}
+
 Json sim_scenario(long long latency_ms) {
   auto done = [](const std::string& summary) {
     return Json{{"status", "DONE"}, {"summary", summary}, {"evidence", Json::array()}};
@@ -62,7 +80,7 @@ Json sim_scenario(long long latency_ms) {
   std::string plan = "# Plan for bundle b1\n\nCritical path: T1 -> T2.\n";
   Json doc = {{"bundle", kBundle}, {"tasks", Json::array()}};
   Json tdd = Json::array(), dev = Json::array();
-  for (const auto& t : demo::sample_tasks()) {
+  for (const auto& t : sample_tasks()) {
     if (std::find(kTasks.begin(), kTasks.end(), t.id) == kTasks.end()) continue;
     doc["tasks"].push_back({{"id", t.id},
                             {"title", t.title},
@@ -188,7 +206,7 @@ struct GithubBundle {
     ok(test::run_devgraph({"checkpoint", run, "move", "--bundle", kBundle, "--node", "plan_bundle",
                            "--event", "BUNDLE_STARTED", "--merge", dump_py(cursor)}));
     EXPECT_TRUE(make_directories(run + "/bundles/b1"));
-    test::write_text(run + "/bundles/b1/spec.md", demo::sample_spec(kBundle));
+    test::write_text(run + "/bundles/b1/spec.md", sample_spec());
   }
 
   std::vector<std::string> argv() const {
@@ -447,7 +465,7 @@ TEST(RunBundleGithub, RefusedAutoMergeIsRecordedAndTheBundleIsStillDone) {
 // takes its own paths only, and T3 still gets its commit.
 TEST(RunBundleGithub, PathsStagedForAnotherTaskStayOutOfACommit) {
   GithubBundle b;
-  const auto tasks = demo::sample_tasks();
+  const auto tasks = sample_tasks();
   auto t3 = std::find_if(tasks.begin(), tasks.end(), [](const auto& t) { return t.id == "T3"; });
   ASSERT_NE(t3, tasks.end());
   EXPECT_TRUE(make_directories(dirname_of(b.wt + "/" + t3->impl.path)));
