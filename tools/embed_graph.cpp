@@ -60,6 +60,12 @@ class Tables {
   std::string view(bool v) { return v ? "true" : "false"; }
   std::string view(int v) { return integer(v, ""); }
   std::string view(long long v) { return integer(v, "LL"); }
+  // A hexadecimal floating literal: every double, exactly.
+  std::string view(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%a", v);
+    return buf;
+  }
   std::string view(const std::string& s) { return cpp_string_literal(s) + "sv"; }
 
   template <class T>
@@ -117,6 +123,14 @@ class Tables {
     return record<HeadlessSettings>(enabled, permission_mode, max_turns, timeout, api_retry, model,
                                     allowed, disallowed);
   }
+  std::string view(const BundleBudget& b) {
+    const auto& [persona_runs, cost_usd, tokens] = b;
+    return record<BundleBudget>(persona_runs, cost_usd, tokens);
+  }
+  std::string view(const Budgets& b) {
+    const auto& [per_bundle] = b;
+    return record<Budgets>(per_bundle);
+  }
   std::string view(const GraphDefaults& d) {
     const auto& [max_retries, max_repair_cycles] = d;
     return record<GraphDefaults>(max_retries, max_repair_cycles);
@@ -137,6 +151,7 @@ class Tables {
   static std::string view_type(std::type_identity<bool>) { return "bool"; }
   static std::string view_type(std::type_identity<int>) { return "int"; }
   static std::string view_type(std::type_identity<long long>) { return "long long"; }
+  static std::string view_type(std::type_identity<double>) { return "double"; }
   static std::string view_type(std::type_identity<std::string>) { return "std::string_view"; }
   template <class T>
   static std::string view_type(std::type_identity<std::optional<T>>) {
@@ -181,6 +196,8 @@ class Tables {
   static const char* row_name(std::type_identity<HeadlessSettings>) { return "HeadlessSettings"; }
   static const char* row_name(std::type_identity<IntakeRules>) { return "IntakeRules"; }
   static const char* row_name(std::type_identity<GraphDefaults>) { return "GraphDefaults"; }
+  static const char* row_name(std::type_identity<BundleBudget>) { return "BundleBudget"; }
+  static const char* row_name(std::type_identity<Budgets>) { return "Budgets"; }
 
   // The expression that turns a view expression into the model type T.
   template <class T>
@@ -269,6 +286,7 @@ using namespace std::string_view_literals;
 bool make(bool v) { return v; }
 int make(int v) { return v; }
 long long make(long long v) { return v; }
+double make(double v) { return v; }
 std::string make(std::string_view s) { return std::string(s); }
 
 template <class V>
@@ -312,6 +330,7 @@ void write_graph(std::ostream& out, const Graph& g) {
   body += tables.assign("defaults", g.defaults);
   body += tables.assign("concurrency", g.concurrency);
   body += tables.assign("intake", g.intake);
+  body += tables.assign("budgets", g.budgets);
   body += tables.assign("headless", g.headless);
   body += tables.assign("capacity", g.capacity);
   body += tables.assign("personas", g.personas);

@@ -1,6 +1,8 @@
 #include "graph/graph.h"
 
 #include <algorithm>
+#include <charconv>
+#include <limits>
 #include <set>
 
 #include "graph/yaml_doc.h"
@@ -24,6 +26,41 @@ struct Reader {
     if (j.is_null()) return fallback;
     if (!j.is_number_integer()) return bad(field, "an integer");
     return j.get<int>();
+  }
+  // A limit: absent is `fallback`, null is no limit, else a whole number
+  // at least 1.
+  Expected<std::optional<long long>> limit(const Json& parent, const char* key,
+                                           const std::string& field,
+                                           std::optional<long long> fallback) const {
+    if (!parent.is_object() || !parent.contains(key)) return fallback;
+    const Json& j = parent[key];
+    if (j.is_null()) return std::optional<long long>();
+    if (!j.is_number_integer() || j.get<long long>() < 1)
+      return bad(field, "a whole number of at least 1, or null");
+    return std::optional<long long>(j.get<long long>());
+  }
+  // An amount of money: absent is `fallback`, null is no limit, else a
+  // positive decimal number (YAML reads 20 as an integer, 2.5 as text).
+  Expected<std::optional<double>> money(const Json& parent, const char* key,
+                                        const std::string& field,
+                                        std::optional<double> fallback) const {
+    if (!parent.is_object() || !parent.contains(key)) return fallback;
+    const Json& j = parent[key];
+    if (j.is_null()) return std::optional<double>();
+    double v = 0;
+    if (j.is_number_integer()) {
+      v = static_cast<double>(j.get<long long>());
+    } else if (j.is_string()) {
+      const std::string& t = j.get_ref<const std::string&>();
+      bool digits = !t.empty() && t.find_first_not_of("0123456789.") == std::string::npos;
+      auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+      if (!digits || ec != std::errc() || end != t.data() + t.size())
+        return bad(field, "a positive amount, or null");
+    } else {
+      return bad(field, "a positive amount, or null");
+    }
+    if (!(v > 0)) return bad(field, "a positive amount, or null");
+    return std::optional<double>(v);
   }
   Expected<std::vector<std::string>> strings(const Json& j, const std::string& field) const {
     std::vector<std::string> out;
@@ -189,6 +226,19 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
     if (!at(bundling, "p0_ships_alone").is_boolean())
       return r.bad("bundling.p0_ships_alone", "true or false");
     g.intake.p0_ships_alone = at(bundling, "p0_ships_alone").get<bool>();
+  }
+
+  const Json& per_bundle = at(at(doc, "budgets"), "per_bundle");
+  {
+    BundleBudget& b = g.budgets.per_bundle;
+    DG_TRY(auto runs,
+           r.limit(per_bundle, "persona_runs", "budgets.per_bundle.persona_runs", b.persona_runs));
+    if (runs && *runs > std::numeric_limits<int>::max())
+      return r.bad("budgets.per_bundle.persona_runs",
+                   "at most " + std::to_string(std::numeric_limits<int>::max()));
+    b.persona_runs = runs ? std::optional<int>(static_cast<int>(*runs)) : std::nullopt;
+    DG_TRY(b.cost_usd, r.money(per_bundle, "cost_usd", "budgets.per_bundle.cost_usd", b.cost_usd));
+    DG_TRY(b.tokens, r.limit(per_bundle, "tokens", "budgets.per_bundle.tokens", b.tokens));
   }
 
   const Json& hl = at(doc, "headless");

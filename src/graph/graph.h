@@ -102,6 +102,25 @@ struct IntakeRules {
   bool operator==(const IntakeRules&) const = default;
 };
 
+// What one bundle may spend over its whole life before a person decides
+// whether it goes on (GRAPH.yaml `budgets.per_bundle`). Each limit is
+// optional: nullopt (null in the file) is no limit. A bundle that reaches
+// any of them parks; a person's answer allows it one more budget's worth.
+struct BundleBudget {
+  std::optional<int> persona_runs = 60;
+  std::optional<double> cost_usd = 20.0;
+  std::optional<long long> tokens;
+
+  bool operator==(const BundleBudget&) const = default;
+};
+
+// GRAPH.yaml `budgets`.
+struct Budgets {
+  BundleBudget per_bundle;
+
+  bool operator==(const Budgets&) const = default;
+};
+
 struct GraphDefaults {
   int max_retries = 2;
   int max_repair_cycles = 3;
@@ -137,6 +156,7 @@ class Graph {
   GraphDefaults defaults;
   Concurrency concurrency;
   IntakeRules intake;
+  Budgets budgets;
   HeadlessSettings headless;
   CapacityModel capacity;
   std::vector<std::string> personas;

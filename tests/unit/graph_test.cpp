@@ -76,6 +76,37 @@ TEST(Graph, CapacityTiers) {
   EXPECT_EQ(g.concurrency.max_parallel_tasks_per_bundle, 6);
 }
 
+TEST(Graph, ThePerBundleBudgetIsReadAndNullIsNoLimit) {
+  Graph g = shipped_graph();
+  EXPECT_EQ(g.budgets.per_bundle.persona_runs, 60);
+  EXPECT_EQ(g.budgets.per_bundle.cost_usd, 20.0);
+  EXPECT_EQ(g.budgets.per_bundle.tokens, std::nullopt);
+
+  auto edited = Graph::parse(
+      "version: 4\nentrypoint: scan\nlanes: {}\nnodes: {}\n"
+      "budgets: {per_bundle: {persona_runs: null, cost_usd: 2.5, tokens: 90000}}\n",
+      "G.yaml");
+  ASSERT_TRUE(edited) << edited.error().message;
+  EXPECT_EQ(edited->budgets.per_bundle.persona_runs, std::nullopt);
+  EXPECT_EQ(edited->budgets.per_bundle.cost_usd, 2.5);
+  EXPECT_EQ(edited->budgets.per_bundle.tokens, 90000);
+
+  // A graph without the section keeps the defaults.
+  auto bare = Graph::parse("version: 4\nentrypoint: scan\nlanes: {}\nnodes: {}\n", "G.yaml");
+  ASSERT_TRUE(bare) << bare.error().message;
+  EXPECT_TRUE(bare->budgets == Budgets{});
+
+  for (const char* bad : {"{per_bundle: {cost_usd: -1}}", "{per_bundle: {cost_usd: lots}}",
+                          "{per_bundle: {persona_runs: 0}}", "{per_bundle: {tokens: 1.5}}"}) {
+    auto g2 = Graph::parse(
+        std::string("version: 4\nentrypoint: scan\nlanes: {}\nnodes: {}\nbudgets: ") + bad + "\n",
+        "G.yaml");
+    ASSERT_FALSE(g2.ok()) << bad;
+    EXPECT_NE(g2.error().message.find("G.yaml: budgets.per_bundle."), std::string::npos)
+        << g2.error().message;
+  }
+}
+
 TEST(Graph, WrongShapeNamesTheField) {
   auto g = Graph::parse("version: four\nentrypoint: scan\n", "G.yaml");
   ASSERT_FALSE(g.ok());
@@ -186,6 +217,7 @@ TEST(Graph, SnapshotIsWhatParsingTheShippedGraphGives) {
   EXPECT_EQ(s.pause_states, p.pause_states);
   EXPECT_TRUE(s.defaults == p.defaults) << "defaults";
   EXPECT_TRUE(s.concurrency == p.concurrency) << "concurrency";
+  EXPECT_TRUE(s.budgets == p.budgets) << "budgets";
   EXPECT_TRUE(s.headless == p.headless) << "headless";
   EXPECT_TRUE(s.capacity == p.capacity) << "capacity";
   EXPECT_EQ(s.personas, p.personas);
