@@ -493,10 +493,28 @@ std::vector<std::string> current_environment() {
   return env;
 }
 
+std::optional<long long> usage_tokens(const Json& usage) {
+  if (!usage.is_object()) return std::nullopt;
+  std::optional<long long> total;
+  for (const char* key : {"input_tokens", "output_tokens"}) {
+    auto it = usage.find(key);
+    if (it == usage.end() || !it->is_number_integer() || it->get<long long>() < 0) continue;
+    total = total.value_or(0) + it->get<long long>();
+  }
+  return total;
+}
+
 std::vector<std::string> child_environment(BackendKind kind,
                                            const std::vector<std::string>& parent) {
-  std::set<std::string> drop = {"DEVGRAPH_SECRET_ENV", "GH_TOKEN", "GITHUB_TOKEN",
-                                "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"};
+  // DEVGRAPH_LIMITS_SOCKET is the driver's line to the run's limits
+  // (bundle/limits_client.h): a persona must not ask for slots or report
+  // costs.
+  std::set<std::string> drop = {"DEVGRAPH_SECRET_ENV",
+                                "GH_TOKEN",
+                                "GITHUB_TOKEN",
+                                "GH_ENTERPRISE_TOKEN",
+                                "GITHUB_ENTERPRISE_TOKEN",
+                                "DEVGRAPH_LIMITS_SOCKET"};
   for (const auto& entry : parent) {
     if (entry.rfind("DEVGRAPH_SECRET_ENV=", 0) != 0) continue;
     std::string list = entry.substr(entry.find('=') + 1);

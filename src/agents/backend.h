@@ -92,6 +92,10 @@ struct AgentOutput {
   std::optional<ProviderLimit> limit;
 };
 
+// The tokens a CLI's usage record reports: input_tokens plus
+// output_tokens; nullopt when it names neither (the CLI reports no tokens).
+std::optional<long long> usage_tokens(const Json& usage);
+
 // What a launch needs besides the request: the rendered prompt and a file
 // that holds it (for backends that take the prompt from a file).
 struct PromptRef {
@@ -139,6 +143,7 @@ std::string resume_prompt();
 //   (comma or space separated) and that variable itself; GitHub tokens
 //   (GH_TOKEN, GITHUB_TOKEN, GH_ENTERPRISE_TOKEN, GITHUB_ENTERPRISE_TOKEN),
 //   because delivery is devgraph's job and no persona pushes or opens PRs;
+//   DEVGRAPH_LIMITS_SOCKET, the driver's line to the run's limits;
 // - removed for claude, codex, gemini and sim: the other providers' API
 //   credentials (ANTHROPIC_*, OPENAI_*/CODEX_*, GEMINI_*/GOOGLE_API_KEY/
 //   GOOGLE_APPLICATION_CREDENTIALS), so a persona sees only the key of the

@@ -105,6 +105,7 @@ struct PersonaRuntime::Impl {
     ChildId child = 0;
     TimerId timer = 0;
     double cost = 0.0;
+    std::optional<long long> tokens;  // summed where the CLI reports them
     long long duration_ms = 0;
     std::string session_id;
     Json usage;
@@ -156,6 +157,13 @@ struct PersonaRuntime::Impl {
     rec["bundle"] = cfg.bundle;
     rec["event"] = event;
     for (auto& [k, v] : fields.items()) rec[k] = v;
+    // Seconds are too coarse to order two bundles' launches and finishes:
+    // the steady clock (CLOCK_MONOTONIC, one for every process of the
+    // machine) orders the records of different logs.
+    if (event == "launched" || event == "finished")
+      rec["mono_us"] =
+          std::chrono::duration_cast<std::chrono::microseconds>(clock->steady().time_since_epoch())
+              .count();
     std::string line = dump_py(rec) + "\n";
     if (log_fd >= 0) {
       const char* p = line.data();
@@ -286,6 +294,7 @@ struct PersonaRuntime::Impl {
     c.result = outcome == Outcome::result ? std::move(result) : blocked_result(l, outcome, error);
     c.session_id = l.session_id;
     c.cost_usd = l.cost;
+    c.tokens = l.tokens;
     c.duration_ms = l.duration_ms;
     c.usage = l.usage;
     c.attempts = l.attempt;
@@ -324,11 +333,35 @@ struct PersonaRuntime::Impl {
                        {"reason", limit.message}});
     RuntimeEvent ev = base_event(RuntimeEvent::Kind::paused, l);
     ev.delay = wait;
+    ev.until = *pause_until;
     ev.detail = limit.message;
     l.state = State::queued;
     l.child = 0;
     queued.push_back(l.id);
     events.push_back(std::move(ev));
+  }
+
+  // A pause another bundle's limit asked for (the run's limits): the same
+  // pause, without a launch of this runtime behind it.
+  void pause_from_outside(SysTime until, const std::string& reason) {
+    if (stopping) return;
+    SysTime now = clock->wall();
+    if (until <= now) return;
+    if (pause_until && until <= *pause_until) return;
+    if (pause_timer) loop.cancel_timer(pause_timer);
+    if (!pause_until) pause_began = clock->steady();
+    pause_until = until;
+    pause_timer = loop.add_timer(clock->steady() + std::chrono::duration_cast<ms>(until - now));
+    ms wait = std::chrono::duration_cast<ms>(until - now);
+    log("paused", Json{{"persona", nullptr},
+                       {"task", nullptr},
+                       {"handle", nullptr},
+                       {"agent", std::string(backend_name(backend->kind()))},
+                       {"until", iso_utc(until)},
+                       {"wait_s", std::round(seconds(wait))},
+                       {"reset_given", true},
+                       {"reason", reason},
+                       {"run_wide", true}});
   }
 
   void unpause() {
@@ -363,6 +396,7 @@ struct PersonaRuntime::Impl {
     l.term_signal = ex.term_signal;
     AgentOutput out = backend->parse(ex.exit_code, ex.term_signal, ex.out, ex.err, clock->wall());
     l.cost += out.cost_usd;
+    if (auto t = usage_tokens(out.usage)) l.tokens = l.tokens.value_or(0) + *t;
     total_cost += out.cost_usd;
     l.duration_ms += out.duration_ms;
     if (!out.session_id.empty()) l.session_id = out.session_id;
@@ -629,6 +663,10 @@ std::optional<RuntimeEvent> PersonaRuntime::next_event(std::optional<SteadyTime>
 
 void PersonaRuntime::stop_all(std::optional<std::chrono::milliseconds> grace) {
   impl_->stop_all(grace.value_or(impl_->cfg.kill_grace));
+}
+
+void PersonaRuntime::pause(std::chrono::system_clock::time_point until, const std::string& reason) {
+  impl_->pause_from_outside(until, reason);
 }
 
 bool PersonaRuntime::stopping() const {

@@ -31,10 +31,16 @@
 // - A provider limit pauses new launches on the backend until the reset
 //   (or default_pause when the message gives none); the failed launch is
 //   queued again without spending a retry; personas already running go on.
+//   pause() does the same for a limit met elsewhere (the run's other
+//   bundles). Completion::tokens sums what the CLI reported
+//   (usage_tokens).
 // - Every launch, finish, back-off and pause is appended to log_path
 //   (run_bundle.log, JSON lines: ts, bundle, event, then the reference's
 //   fields for "launched", "finished", "backoff"; "paused"/"unpaused" are
-//   devgraph's). The log is diagnostic: one write(2) per record, no fsync.
+//   devgraph's; "launched" and "finished" also carry mono_us, the steady
+//   clock in microseconds, which orders records of different bundles' logs
+//   on one machine). The log is diagnostic: one write(2) per record, no
+//   fsync.
 // - The driver may add its own timers and descriptors; they come back
 //   through next_event() as `timer` and `fd_ready` events.
 // - With watch_stop_signals, SIGINT, SIGTERM and SIGHUP do not end this
@@ -120,7 +126,10 @@ struct Completion {
   Outcome outcome = Outcome::result;
   Json result;  // always an object with at least status, summary, evidence
   std::string session_id;
-  double cost_usd = 0.0;      // summed over attempts and the resume
+  double cost_usd = 0.0;  // summed over attempts and the resume
+  // Tokens summed the same way (usage_tokens); nullopt when the CLI
+  // reported none.
+  std::optional<long long> tokens;
   long long duration_ms = 0;  // the CLI's own API time, summed
   Json usage;                 // the last attempt's usage
   int attempts = 1;           // launches of the same prompt (retries + 1)
@@ -150,7 +159,8 @@ struct RuntimeEvent {
   std::optional<std::string> task;
   int attempt = 1;
   std::chrono::milliseconds delay{0};
-  std::string detail;  // error text, limit message, session id
+  std::chrono::system_clock::time_point until{};  // paused: when the pause ends
+  std::string detail;                             // error text, limit message, session id
   std::optional<Completion> completion;
   TimerId timer = 0;
   WatchId watch = 0;
@@ -184,6 +194,12 @@ class PersonaRuntime {
   void stop_all(std::optional<std::chrono::milliseconds> grace = std::nullopt);
   // Whether stop_all() has been called.
   bool stopping() const;
+  // Pauses new launches until `until`, as a provider limit would, for a
+  // limit another bundle of the run met (`reason` says which): launches
+  // queue, running personas go on, and a later pause in force is kept.
+  // Logged as "paused" with run_wide true and no persona; no event. A
+  // time already past, or a call after stop_all(), changes nothing.
+  void pause(std::chrono::system_clock::time_point until, const std::string& reason);
 
   // Driver-owned timers and descriptors on the same loop.
   TimerId add_timer(SteadyTime when);

@@ -82,7 +82,8 @@ Expected<SimRule> parse_rule(const Json& r, const std::string& where) {
   static const std::set<std::string> known = {
       "bundle",     "task",      "call",          "after_call",    "dispatch_contains",
       "latency_ms", "files",     "result",        "resume_result", "text",
-      "fail",       "exit_code", "reset_after_s", "flood_bytes",   "comment"};
+      "fail",       "exit_code", "reset_after_s", "flood_bytes",   "cost_usd",
+      "tokens",     "comment"};
   if (!r.is_object()) return fail(where + ": expected an object");
   for (auto& [key, v] : r.items()) {
     (void)v;
@@ -121,6 +122,13 @@ Expected<SimRule> parse_rule(const Json& r, const std::string& where) {
   rule.exit_code = static_cast<int>(code);
   DG_TRY(rule.reset_after_s, int_field(r, "reset_after_s", where, 60, 0));
   DG_TRY(rule.flood_bytes, int_field(r, "flood_bytes", where, rule.flood_bytes, 0));
+  DG_TRY(rule.tokens, int_field(r, "tokens", where, 0, 0));
+  if (r.contains("cost_usd")) {
+    const Json& c = r["cost_usd"];
+    if (!c.is_number() || c.get<double>() < 0)
+      return fail(where + ".cost_usd: expected a number >= 0");
+    rule.cost_usd = c.get<double>();
+  }
   if (r.contains("result")) {
     if (!r["result"].is_object()) return fail(where + ".result: expected an object");
     rule.result = r["result"];
@@ -195,7 +203,8 @@ void wait_from(std::optional<long long> since_ns, long long ms) {
 }
 
 Json claude_document(const std::string& text, const std::string& session, bool is_error,
-                     long long latency_ms) {
+                     const SimRule& rule) {
+  const long long latency_ms = rule.latency_ms;
   Json doc = Json::object();
   doc["type"] = "result";
   doc["subtype"] = is_error ? "error_during_execution" : "success";
@@ -205,8 +214,8 @@ Json claude_document(const std::string& text, const std::string& session, bool i
   doc["num_turns"] = 1;
   doc["result"] = text;
   doc["session_id"] = session;
-  doc["total_cost_usd"] = 0.0;
-  doc["usage"] = Json{{"input_tokens", 0}, {"output_tokens", 0}};
+  doc["total_cost_usd"] = rule.cost_usd;
+  doc["usage"] = Json{{"input_tokens", 0}, {"output_tokens", rule.tokens}};
   return doc;
 }
 
@@ -332,8 +341,7 @@ int run_sim_agent(const SimInvocation& inv, std::ostream& out, std::ostream& err
   wait_from(inv.launched_at_ns, rule.latency_ms);
   if (!resuming) {
     if (rule.fail == "cli_error") {
-      out << dump_py(claude_document("API Error: 500 (simulated failure)", session, true,
-                                     rule.latency_ms))
+      out << dump_py(claude_document("API Error: 500 (simulated failure)", session, true, rule))
           << "\n";
       err << "sim-agent: simulated CLI failure\n";
       return rule.exit_code;
@@ -343,7 +351,7 @@ int run_sim_agent(const SimInvocation& inv, std::ostream& out, std::ostream& err
       long long epoch =
           std::chrono::duration_cast<std::chrono::seconds>(reset.time_since_epoch()).count();
       out << dump_py(claude_document("Claude AI usage limit reached|" + std::to_string(epoch),
-                                     session, true, rule.latency_ms))
+                                     session, true, rule))
           << "\n";
       return 1;
     }
@@ -403,7 +411,7 @@ int run_sim_agent(const SimInvocation& inv, std::ostream& out, std::ostream& err
   } else {
     text += "RESULT_JSON: " + dump_py(result);
   }
-  out << dump_py(claude_document(text, session, false, rule.latency_ms)) << "\n";
+  out << dump_py(claude_document(text, session, false, rule)) << "\n";
   out.flush();
   return 0;
 }

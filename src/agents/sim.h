@@ -33,7 +33,8 @@
 // "result"), "fail" (a failure mode instead of the answer: "cli_error",
 // "malformed", "junk", "hang", "usage_limit", "signal", "flood"),
 // "exit_code" (cli_error, default 1), "reset_after_s" (usage_limit,
-// default 60), "flood_bytes" (flood, default 64 MiB).
+// default 60), "flood_bytes" (flood, default 64 MiB), "cost_usd" and
+// "tokens" (what the answer reports it cost; default 0).
 //
 // Strings in "files" (paths and contents), "result", "resume_result" and
 // "text" may use {persona}, {task} and {bundle} (each "" when the launch
@@ -80,6 +81,8 @@ struct SimRule {
   int exit_code = 1;
   long long reset_after_s = 60;
   long long flood_bytes = 64LL * 1024 * 1024;
+  double cost_usd = 0.0;  // reported as total_cost_usd
+  long long tokens = 0;   // reported as usage.output_tokens
 };
 
 struct SimScenario {

@@ -238,6 +238,7 @@ TEST(Backend, ChildEnvironmentKeepsSecretsOut) {
                                      "GEMINI_API_KEY=g",
                                      "MY_DB_PASSWORD=p",
                                      "OTHER=x",
+                                     "DEVGRAPH_LIMITS_SOCKET=/run/x/limits.sock",
                                      "DEVGRAPH_SECRET_ENV=MY_DB_PASSWORD, OTHER"};
   auto names = [](const std::vector<std::string>& env) {
     std::set<std::string> s;
@@ -255,6 +256,14 @@ TEST(Backend, ChildEnvironmentKeepsSecretsOut) {
   EXPECT_EQ(names(child_environment(BackendKind::command, parent)),
             (std::set<std::string>{"PATH", "HOME", "ANTHROPIC_API_KEY", "OPENAI_API_KEY",
                                    "GEMINI_API_KEY"}));
+}
+
+TEST(Backend, TokensAreInputAndOutputWhereTheUsageNamesThem) {
+  EXPECT_EQ(usage_tokens(Json{{"input_tokens", 3}, {"output_tokens", 4}}), 7);
+  EXPECT_EQ(usage_tokens(Json{{"output_tokens", 4}, {"cache_read_input_tokens", 100}}), 4);
+  EXPECT_EQ(usage_tokens(Json{{"prompt", 4}}), std::nullopt);
+  EXPECT_EQ(usage_tokens(Json()), std::nullopt);
+  EXPECT_EQ(usage_tokens(Json{{"input_tokens", "many"}}), std::nullopt);
 }
 
 TEST(Backend, CommandPrefixTools) {

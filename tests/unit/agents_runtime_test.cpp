@@ -117,6 +117,7 @@ TEST_F(Runtime, GoodResultAndTheReferenceLogRecords) {
   EXPECT_EQ(c.result["summary"], "ok");
   EXPECT_EQ(c.session_id, "sess-1");
   EXPECT_DOUBLE_EQ(c.cost_usd, 0.25);
+  EXPECT_EQ(c.tokens, 7) << "input_tokens 3 and output_tokens 4";
   EXPECT_EQ(c.duration_ms, 7);
   EXPECT_EQ(c.attempts, 1);
   EXPECT_FALSE(c.resumed);
@@ -140,6 +141,49 @@ TEST_F(Runtime, GoodResultAndTheReferenceLogRecords) {
   EXPECT_EQ(log[1]["status"], "DONE");
   EXPECT_EQ(log[1]["handle"], c.handle);
   EXPECT_TRUE(log[1]["error"].is_null());
+  // The steady clock orders the records of different bundles' logs.
+  ASSERT_TRUE(log[0]["mono_us"].is_number_integer());
+  ASSERT_TRUE(log[1]["mono_us"].is_number_integer());
+  EXPECT_LE(log[0]["mono_us"].get<long long>(), log[1]["mono_us"].get<long long>());
+}
+
+TEST_F(Runtime, ACliThatReportsNoTokensHasNone) {
+  auto rt = make();
+  ASSERT_TRUE(rt->launch(req("developer", "fake-mode=fenced")).ok());
+  auto done = completions(drain(*rt));
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].tokens, std::nullopt);
+  EXPECT_DOUBLE_EQ(done[0].cost_usd, 0.1);
+}
+
+TEST_F(Runtime, APauseFromAnotherBundlesLimitQueuesNewLaunchesUntilItEnds) {
+  ManualClock clock;
+  auto rt = make(clock);
+  ASSERT_TRUE(rt);
+  rt->pause(clock.wall() - 1s, "already over");
+  EXPECT_FALSE(rt->paused_until().has_value()) << "a time already past changes nothing";
+  rt->pause(clock.wall() + 60s, "b2 met a usage limit");
+  rt->pause(clock.wall() + 30s, "an earlier end");
+  ASSERT_TRUE(rt->paused_until().has_value());
+  EXPECT_EQ(*rt->paused_until(), clock.wall() + 60s) << "the later pause is kept";
+  ASSERT_TRUE(rt->launch(req("developer", "fake-mode=good")).ok());
+  EXPECT_EQ(rt->live(), 0u);
+  EXPECT_EQ(rt->outstanding(), 1u);
+  EXPECT_FALSE(rt->next_event(clock.steady()).has_value()) << "nothing happens while paused";
+  clock.advance(60s);
+  auto ev = rt->next_event(clock.steady());
+  ASSERT_TRUE(ev.has_value());
+  EXPECT_EQ(ev->kind, RuntimeEvent::Kind::unpaused);
+  auto done = completions(drain(*rt));
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].outcome, Outcome::result);
+  auto log = read_log(log_path);
+  ASSERT_FALSE(log.empty());
+  EXPECT_EQ(log[0]["event"], "paused");
+  EXPECT_EQ(log[0]["run_wide"], true);
+  EXPECT_TRUE(log[0]["persona"].is_null());
+  EXPECT_EQ(log[0]["reason"], "b2 met a usage limit");
+  EXPECT_EQ(log[0]["wait_s"], 60.0);
 }
 
 TEST_F(Runtime, FencedResult) {
@@ -318,6 +362,8 @@ TEST_F(Runtime, UsageLimitPausesNewLaunchesUntilTheReset) {
     events.push_back(std::move(*ev));
   }
   EXPECT_EQ(events.back().delay, 3600s);
+  EXPECT_EQ(events.back().until,
+            std::chrono::system_clock::time_point(std::chrono::seconds(reset)));
   EXPECT_NE(events.back().detail.find("usage limit"), std::string::npos);
   ASSERT_TRUE(rt->paused_until().has_value());
   EXPECT_EQ(*rt->paused_until(),

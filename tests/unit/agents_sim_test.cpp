@@ -76,6 +76,9 @@ TEST(SimScenario, BadScenariosNameTheField) {
       {R"({"personas": {"dev": {"call": 0}}})", "call"},
       {R"({"default": {"result": "DONE"}})", "default.result"},
       {R"({"personas": {"planner": {"bundle": 2}}})", "personas.planner.bundle: expected a string"},
+      {R"({"personas": {"dev": {"cost_usd": -1}}})", "personas.dev.cost_usd"},
+      {R"({"personas": {"dev": {"cost_usd": "1"}}})", "personas.dev.cost_usd"},
+      {R"({"personas": {"dev": {"tokens": 1.5}}})", "personas.dev.tokens"},
   };
   for (const auto& c : cases) {
     auto s = SimScenario::parse(doc(c.text), "s.json");
@@ -204,6 +207,21 @@ TEST(SimAgentVerb, AnIdThatLeadsAFileOutOfTheWorktreeIsRefused) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("inside the worktree"), std::string::npos) << r.err;
   EXPECT_FALSE(path_exists(s / "x"));
+}
+
+TEST_F(SimRuntime, AnAnswerReportsTheCostAndTokensItsRuleGives) {
+  auto rt = make(R"({
+    "default": {"cost_usd": 0.75, "tokens": 1200},
+    "personas": {"tester": {"result": {"status": "DONE", "summary": "free", "evidence": []}}}
+  })");
+  ASSERT_TRUE(rt);
+  Completion c = run_one(*rt, req("developer", "T1"));
+  ASSERT_EQ(c.outcome, Outcome::result) << c.error;
+  EXPECT_DOUBLE_EQ(c.cost_usd, 0.75);
+  EXPECT_EQ(c.tokens, 1200);
+  c = run_one(*rt, req("tester", "T1"));
+  EXPECT_DOUBLE_EQ(c.cost_usd, 0.0);
+  EXPECT_EQ(c.tokens, 0) << "the simulated CLI always reports its usage";
 }
 
 // Files in `dir` whose names end with `suffix` (none when `dir` is absent).
