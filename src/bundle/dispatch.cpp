@@ -113,6 +113,8 @@ Expected<std::optional<PersonaResult>> PersonaDispatch::take(LaunchEvent ev) {
     stop(ev.signal);
     return std::optional<PersonaResult>();
   }
+  // A pause is the launcher's to honour; a woken descriptor its own.
+  if (ev.kind == K::paused || ev.kind == K::woken) return std::optional<PersonaResult>();
   if (ev.kind == K::launched) {
     Json d = {{"persona", ev.persona},
               {"bundle", layout_.bundle},
@@ -157,10 +159,15 @@ PersonaResult PersonaDispatch::complete(LaunchEvent ev) {
   auto not_written = [&](const Status& st) {
     if (!st) journal_.log("file_not_written", Json{{"error", st.error().message}});
   };
-  not_written(make_directories(v.task ? layout_.task_dir(*v.task) : layout_.dir()));
-  Json line = {{"handle", ev.handle}, {"persona", ev.persona}, {"cost_usd", ev.cost_usd}};
-  not_written(append_file(layout_.ledger(), dump_py(line) + "\n"));
-  bool stopped = ev.outcome == "interrupted";
+  // A withdrawn launch never ran: no ledger line, no result file.
+  const bool withdrawn = ev.outcome == kOutcomeWithdrawn;
+  if (!withdrawn) {
+    not_written(make_directories(v.task ? layout_.task_dir(*v.task) : layout_.dir()));
+    Json line = {{"handle", ev.handle}, {"persona", ev.persona}, {"cost_usd", ev.cost_usd}};
+    if (ev.tokens) line["tokens"] = *ev.tokens;
+    not_written(append_file(layout_.ledger(), dump_py(line) + "\n"));
+  }
+  bool stopped = ev.outcome == "interrupted" || withdrawn;
   Json rec = Json::object();
   rec["result"] = ev.result;
   rec["handle"] = ev.handle;
@@ -173,7 +180,7 @@ PersonaResult PersonaDispatch::complete(LaunchEvent ev) {
   rec["cursor_moves"] = v.moves;
   if (!stopped)
     not_written(replace_file(layout_.result(v.persona, v.task), dump_py(rec, 2) + "\n"));
-  crash_.reach("saved", subject(layout_, v.task, v.persona));
+  if (!withdrawn) crash_.reach("saved", subject(layout_, v.task, v.persona));
   PersonaResult r = PersonaResult::from_json(std::move(ev.result));
   r.id = ev.id;
   r.persona = v.persona;
@@ -237,19 +244,27 @@ std::pair<double, int> PersonaDispatch::ledger_sum() const {
 }
 
 std::pair<double, int> ledger_totals(const std::string& ledger_path) {
+  LedgerTotals t = ledger_usage(ledger_path);
+  return {t.cost_usd, t.persona_runs};
+}
+
+LedgerTotals ledger_usage(const std::string& ledger_path) {
+  LedgerTotals t;
   auto text = read_file(ledger_path);
+  if (!text) return t;
   double cost = 0;
-  int runs = 0;
-  if (!text) return {0, 0};
   std::istringstream in(*text);
   std::string line;
   while (std::getline(in, line)) {
     auto j = parse_json(line, "ledger");
-    if (!j) continue;  // a torn last line of a killed driver
-    cost += j->value("cost_usd", 0.0);
-    ++runs;
+    if (!j || !j->is_object()) continue;  // a torn last line of a killed driver
+    if (auto c = j->find("cost_usd"); c != j->end() && c->is_number()) cost += c->get<double>();
+    if (auto k = j->find("tokens"); k != j->end() && k->is_number_integer())
+      t.tokens = t.tokens.value_or(0) + k->get<long long>();
+    ++t.persona_runs;
   }
-  return {static_cast<double>(std::llround(cost * 10000.0)) / 10000.0, runs};
+  t.cost_usd = static_cast<double>(std::llround(cost * 10000.0)) / 10000.0;
+  return t;
 }
 
 }  // namespace devgraph::bundle

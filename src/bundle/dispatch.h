@@ -10,9 +10,12 @@
 //   cursor_moves) is reused instead of launching again; any other saved
 //   result is ignored.
 // - Every completion is recorded before anyone sees it: its ledger line
-//   (ledger.jsonl, one per completed persona, no fsync), its result file,
+//   (ledger.jsonl, one per completed persona, no fsync: handle, persona,
+//   cost_usd, and tokens where the CLI reported them), its result file,
 //   and the MALFORMED_RESULT event when the persona never answered. Then
-//   the crash point saved:<bundle>[/<task>]/<persona>.
+//   the crash point saved:<bundle>[/<task>]/<persona>. A withdrawn launch
+//   (kOutcomeWithdrawn: it never started) records nothing and is handed
+//   to its owner like an interrupted one.
 // - Launches, back-offs and resumes are recorded as they happen
 //   (PERSONA_DISPATCHED, NOTE cli_error_backoff, MALFORMED_RESULT). A
 //   journal change the store refuses is returned as an Error.
@@ -111,6 +114,11 @@ class PersonaDispatch {
   // Asks every launch to stop, as a signal would (a command of the
   // driver's own was interrupted by `signal`).
   void stop(int signal);
+  // Why no new persona may be launched (the run's limits: the budget is
+  // spent, or the limits went away; Launcher::refusing); nullopt while
+  // launches may start. Unlike a stop, what is in flight goes on and its
+  // results are used: the driver parks at its next node.
+  std::optional<std::string> halted() const { return launcher_.refusing(); }
 
  private:
   Expected<std::optional<PersonaResult>> take(LaunchEvent ev);
@@ -132,5 +140,14 @@ class PersonaDispatch {
 // runs a bundle's ledger (BundleLayout::ledger) records; a torn last line
 // is skipped.
 std::pair<double, int> ledger_totals(const std::string& ledger_path);
+
+// The same, with the tokens of the lines that carry them (nullopt when
+// none does: the CLI reported no tokens).
+struct LedgerTotals {
+  double cost_usd = 0.0;
+  int persona_runs = 0;
+  std::optional<long long> tokens;
+};
+LedgerTotals ledger_usage(const std::string& ledger_path);
 
 }  // namespace devgraph::bundle

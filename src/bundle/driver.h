@@ -19,6 +19,12 @@
 //   and an exit code: 0 DONE / DONE_WITH_CONCERNS, 2 BLOCKED / NEEDS_CONTEXT.
 //   open() fails with exit code 3 for a usage or state error found before
 //   any work.
+// - Limits: once the launcher refuses new launches (Launcher::refusing:
+//   under `devgraph run`, the run's or the bundle's budget is spent, or
+//   the run's limits went away; bundle/slot_gate.h), nothing new is
+//   launched, what is in flight finishes and its cursor moves on to its
+//   next node, and the driver answers BLOCKED with that reason (exit 2).
+//   The next driver resumes from those cursors.
 // - Stop: a SIGINT, SIGTERM or SIGHUP (when the launcher watches them)
 //   starts nothing new, ends every persona process group (TERM, then KILL
 //   after the grace) and the bundle's own test or build command, leaves

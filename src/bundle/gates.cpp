@@ -33,6 +33,13 @@ Status stopping(BundleRun& run) {
   return {};
 }
 
+// A refused error once the run's limits allow no new launch: the gate
+// parks where its cursor stands, and the error's message says why.
+Status halting(BundleRun& run) {
+  if (auto why = run.dispatch.halted()) return fail(ErrorKind::refused, *why);
+  return {};
+}
+
 // The persona of `node` for the bundle cursor: a result saved for this
 // visit, or a new launch, waited for.
 Expected<PersonaResult> bundle_persona(BundleRun& run, const std::string& node,
@@ -46,9 +53,13 @@ Expected<PersonaResult> bundle_persona(BundleRun& run, const std::string& node,
   }
   if (!extra.empty()) dispatch += "\n\n" + extra + "\n";
   DG_CHECK(stopping(run));
+  DG_CHECK(halting(run));
   DG_TRY(auto id, run.dispatch.launch(v, dispatch));
   DG_TRY(auto r, run.dispatch.wait_for(id));
   DG_CHECK(stopping(run));
+  // Given up before it started: the cursor stays at this node.
+  if (r.outcome == kOutcomeWithdrawn)
+    return fail(ErrorKind::refused, run.dispatch.halted().value_or(r.summary));
   return r;
 }
 

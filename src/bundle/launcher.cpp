@@ -1,6 +1,16 @@
 #include "bundle/launcher.h"
 
+#include <sys/epoll.h>
+
+#include <map>
+
 namespace devgraph::bundle {
+
+Status Launcher::watch(int fd) {
+  return fail(ErrorKind::internal,
+              "this launcher cannot watch descriptor " + std::to_string(fd) + " (it has no loop)");
+}
+
 namespace {
 
 class RuntimeLauncher final : public Launcher {
@@ -18,6 +28,22 @@ class RuntimeLauncher final : public Launcher {
   size_t outstanding() const override { return rt_->outstanding(); }
   int persona_runs() const override { return rt_->persona_runs(); }
   void stop_all() override { rt_->stop_all(); }
+
+  Status watch(int fd) override {
+    if (watches_.count(fd)) return {};
+    DG_TRY(WatchId id, rt_->watch_fd(fd, EPOLLIN));
+    watches_[fd] = id;
+    return {};
+  }
+  void unwatch(int fd) override {
+    auto it = watches_.find(fd);
+    if (it == watches_.end()) return;
+    rt_->unwatch_fd(it->second);
+    watches_.erase(it);
+  }
+  void pause(std::chrono::system_clock::time_point until, const std::string& reason) override {
+    rt_->pause(until, reason);
+  }
 
  private:
   std::optional<LaunchEvent> take(bool now_only) {
@@ -54,6 +80,15 @@ class RuntimeLauncher final : public Launcher {
           out.kind = LaunchEvent::Kind::interrupted;
           out.signal = ev->signal;
           return out;
+        case K::paused:
+          out.kind = LaunchEvent::Kind::paused;
+          out.until = ev->until;
+          out.detail = ev->detail;
+          return out;
+        case K::fd_ready:
+          out.kind = LaunchEvent::Kind::woken;
+          out.fd = ev->fd;
+          return out;
         case K::completed: {
           const agents::Completion& c = *ev->completion;
           out.kind = LaunchEvent::Kind::completed;
@@ -64,13 +99,14 @@ class RuntimeLauncher final : public Launcher {
           out.outcome = std::string(agents::outcome_name(c.outcome));
           out.session_id = c.session_id;
           out.cost_usd = c.cost_usd;
+          out.tokens = c.tokens;
           out.duration_ms = c.duration_ms;
           out.resumed = c.resumed;
           out.detail = c.error;
           return out;
         }
         default:
-          continue;  // pauses and timers are the runtime's business
+          continue;  // unpauses and timers are the runtime's business
       }
     }
   }
@@ -90,6 +126,7 @@ class RuntimeLauncher final : public Launcher {
   std::unique_ptr<agents::PersonaRuntime> rt_;
   Ticker ticker_;
   TimerId tick_timer_ = 0;
+  std::map<int, WatchId> watches_;  // fd -> its watch on the runtime's loop
 };
 
 }  // namespace

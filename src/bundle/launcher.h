@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "agents/backend.h"
 #include "agents/runtime.h"
@@ -19,26 +20,37 @@
 
 namespace devgraph::bundle {
 
+// The outcome of a launch the launcher gave up before it started (a
+// SlotGate closed while it waited for a slot, bundle/slot_gate.h): no child
+// ran and nothing was spent; a resumed driver launches that visit again.
+inline constexpr std::string_view kOutcomeWithdrawn = "withdrawn";
+
 struct LaunchEvent {
   // resuming: a clean exit without a result; the one resume by session id
   // is under way (detail: why the output was not a result).
   // interrupted: a stop signal arrived (`signal`); no launch is named and
   // nothing has been stopped yet: that is stop_all().
-  enum class Kind { launched, backoff, resuming, completed, interrupted };
+  // paused: a provider limit paused new launches until `until` (detail:
+  // the limit's message); the launch is queued again, nothing completed.
+  // woken: a descriptor given to watch() is readable (`fd`).
+  enum class Kind { launched, backoff, resuming, completed, interrupted, paused, woken };
   Kind kind = Kind::launched;
   std::uint64_t id = 0;
   std::string handle;
   std::string persona;
   std::optional<std::string> task;
   int attempt = 1;
-  long long delay_ms = 0;  // backoff
-  int signal = 0;          // interrupted: SIGINT, SIGTERM or SIGHUP
-  std::string detail;      // backoff: the error
+  long long delay_ms = 0;                         // backoff
+  int signal = 0;                                 // interrupted: SIGINT, SIGTERM or SIGHUP
+  int fd = -1;                                    // woken
+  std::chrono::system_clock::time_point until{};  // paused
+  std::string detail;                             // backoff: the error; paused: the limit
   // completed:
   Json result;          // always an object with a status
   std::string outcome;  // "result", "malformed_result", "timeout", ...
   std::string session_id;
   double cost_usd = 0.0;
+  std::optional<long long> tokens;  // where the CLI reported them
   long long duration_ms = 0;
   bool resumed = false;
 };
@@ -58,8 +70,22 @@ class Launcher {
   // Each launch still ends in one `completed` event from next(), with
   // outcome "interrupted" unless its exit already said otherwise. Returns
   // at once. This default stops nothing: a launcher that wraps another
-  // must pass the call on.
+  // must pass the call on (as it must the four calls below).
   virtual void stop_all() {}
+  // Wakes next() and poll() for `fd` too: while it is watched and readable
+  // (level-triggered: until it is read or unwatched) they return `woken`.
+  // This default has no loop to watch on and fails.
+  virtual Status watch(int fd);
+  virtual void unwatch(int fd) { (void)fd; }
+  // Pauses new launches until `until`, for a provider limit met elsewhere
+  // in the run (agents::PersonaRuntime::pause). This default does nothing.
+  virtual void pause(std::chrono::system_clock::time_point until, const std::string& reason) {
+    (void)until;
+    (void)reason;
+  }
+  // Why no new launch may start (the run's limits said so: see
+  // bundle/slot_gate.h); nullopt while launches may start.
+  virtual std::optional<std::string> refusing() const { return std::nullopt; }
 };
 
 // A callback run every `every` while launches are outstanding, from a timer

@@ -105,7 +105,8 @@ std::vector<std::string> TaskLane::task_personas(const std::string& id, bool wri
 
 Status TaskLane::launch(TaskRun& t, const std::string& persona, const std::string& node,
                         const std::string& extra) {
-  if (run_.dispatch.stop_signal()) return {};  // stopping: the resume launches it
+  // Stopping, or the run's limits allow no launch: the resume launches it.
+  if (run_.dispatch.stop_signal() || run_.dispatch.halted()) return {};
   const GraphNode* n = run_.walker.graph().node(node);
   bool verifier = n && n->type == "agent_parallel";
   auto text = verifier ? verifier_dispatch(t.id) : writer_dispatch(t.id, extra);
@@ -152,6 +153,8 @@ Status TaskLane::on_result(const PersonaResult& r) {
   // Stopping: the cursor stays where it is; a result the persona finished
   // before the stop was saved for this visit and is used on the resume.
   if (run_.dispatch.stop_signal()) return {};
+  // Withdrawn before it started (the run's limits): likewise.
+  if (r.outcome == kOutcomeWithdrawn) return {};
   if (t.stage != Stage::active || r.node != t.node) {
     run_.journal.log("stale_result",
                      Json{{"persona", r.persona}, {"task", t.id}, {"node", r.node}});
@@ -516,6 +519,14 @@ Expected<std::string> TaskLane::run() {
         return fail(ErrorKind::interrupted, "stopped by " + stop_signal_name(sig));
       DG_TRY(auto c, run_.dispatch.next());
       (void)c;  // drained: every launch ends before the driver does
+      continue;
+    }
+    // The run's limits allow no new launch: what is in flight finishes and
+    // its cursor moves on to its next node, where it parks.
+    if (auto why = run_.dispatch.halted()) {
+      if (run_.dispatch.unhandled() == 0) return *why;
+      DG_TRY(auto c, run_.dispatch.next());
+      if (c && c->task) DG_CHECK(on_result(*c));
       continue;
     }
     DG_TRY(auto rs, runnable());

@@ -26,6 +26,10 @@
 // - Completions are served by urgency: the task with the longest chain of
 //   dependent tasks ahead first (schedule::tail_lengths); runnable tasks
 //   start in the same order.
+// - Once the run's limits allow no new launch (PersonaDispatch::halted),
+//   no task starts and no persona is launched; results still arriving move
+//   their cursors on, each cursor then stands at its next node, and run()
+//   returns the reason once nothing is in flight.
 // - Every journal change the store refuses stops the lane with that error.
 #pragma once
 

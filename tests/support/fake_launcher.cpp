@@ -23,6 +23,7 @@ Expected<std::uint64_t> FakeLauncher::launch(const agents::LaunchRequest& reques
   queue_.push_back(std::move(launched));
   queue_.push_back(std::move(done));
   ++pending_;
+  peak_outstanding = std::max(peak_outstanding, pending_);
   return id;
 }
 

@@ -28,6 +28,8 @@ class FakeLauncher final : public bundle::Launcher {
 
   // Every launch, in order: "persona task" ("-" for no task).
   std::vector<std::string> launches;
+  // The most launches outstanding at once.
+  size_t peak_outstanding = 0;
   // How many launches of "persona task" so far.
   int calls(const std::string& persona_task) const;
 

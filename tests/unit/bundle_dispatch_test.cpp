@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include "bundle/slot_gate.h"
 #include "contracts/schema.h"
 #include "skill/skill.h"
 #include "support/fake_launcher.h"
+#include "support/fake_slot_gate.h"
 #include "support/shipped.h"
 #include "support/test_util.h"
 
@@ -81,6 +83,49 @@ TEST_F(Dispatch, CompletionsAreServedByUrgencyAndNoneIsDropped) {
   for (const auto& e : test::read_jsonl(s / "run/events.jsonl"))
     dispatched += e["type"] == "PERSONA_DISPATCHED";
   EXPECT_EQ(dispatched, 3u);
+}
+
+TEST_F(Dispatch, AWithdrawnLaunchRecordsNothingAndTokensReachTheLedger) {
+  // A gate of no slot that closes: the launch never starts.
+  auto gate = std::make_unique<test::FakeSlotGate>(0);
+  gate->push({GateNews::Kind::closed, {}, "budget spent"});
+  struct Borrowed final : Launcher {
+    explicit Borrowed(Launcher& l) : inner(l) {}
+    Expected<std::uint64_t> launch(const agents::LaunchRequest& r) override {
+      return inner.launch(r);
+    }
+    std::optional<LaunchEvent> next() override { return inner.next(); }
+    std::optional<LaunchEvent> poll() override { return inner.poll(); }
+    size_t outstanding() const override { return inner.outstanding(); }
+    int persona_runs() const override { return inner.persona_runs(); }
+    Launcher& inner;
+  };
+  auto gated = gated_launcher(std::make_unique<Borrowed>(launcher), std::move(gate));
+  PersonaDispatch d(*gated, *journal, layout, crash, {}, urgency);
+  auto id = d.launch({"tester", "T1", "verify", 4}, "check T1");
+  ASSERT_TRUE(id.ok());
+  auto r = d.wait_for(*id);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->outcome, kOutcomeWithdrawn);
+  EXPECT_EQ(d.halted(), "budget spent");
+  EXPECT_FALSE(path_exists(layout.result("tester", "T1")));
+  EXPECT_FALSE(path_exists(layout.ledger()));
+  EXPECT_EQ(calls, 0);
+
+  // Lines with tokens add them up; lines without count no tokens.
+  ASSERT_TRUE(make_directories(layout.dir()).ok());
+  test::write_text(layout.ledger(),
+                   "{\"handle\": \"a\", \"persona\": \"p\", \"cost_usd\": 0.5, \"tokens\": 40}\n"
+                   "{\"handle\": \"b\", \"persona\": \"p\", \"cost_usd\": 0.25}\n"
+                   "{\"handle\": \"c\", \"persona\": \"p\", \"cost_usd\": 1, \"tokens\": 2}\n"
+                   "{\"handle\": \"d\", \"pers");
+  LedgerTotals t = ledger_usage(layout.ledger());
+  EXPECT_DOUBLE_EQ(t.cost_usd, 1.75);
+  EXPECT_EQ(t.persona_runs, 3) << "a torn last line is skipped";
+  EXPECT_EQ(t.tokens, 42);
+  test::write_text(layout.ledger(),
+                   "{\"handle\": \"b\", \"persona\": \"p\", \"cost_usd\": 0.25}\n");
+  EXPECT_EQ(ledger_usage(layout.ledger()).tokens, std::nullopt);
 }
 
 TEST(PersonaResult, ReadsTheResultOnce) {

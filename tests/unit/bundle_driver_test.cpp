@@ -21,6 +21,7 @@
 #include "support/fake_git.h"
 #include "support/fake_launcher.h"
 #include "support/fake_runner.h"
+#include "support/fake_slot_gate.h"
 #include "support/shipped.h"
 #include "support/test_util.h"
 
@@ -111,7 +112,7 @@ class BundleDriver : public ::testing::Test {
     return answer("DONE", req.persona + " approves");
   }
 
-  DriverOutcome drive(test::FakeLauncher& launcher) {
+  DriverOutcome drive(Launcher& launcher) {
     DriverOptions o;
     o.run_dir = run_dir;
     o.bundle = "b1";
@@ -484,6 +485,88 @@ TEST_F(BundleDriver, AnAnsweredBundleCursorGoesBackToItsGateWithTheAnswer) {
     EXPECT_EQ(later.find("PLUGH"), std::string::npos) << later;
   EXPECT_EQ(state()["bundles_runtime"]["b1"]["status"], "complete");
   EXPECT_EQ(second.calls("tdd-writer T1"), 0);  // the committed task is not run again
+}
+
+// The run's limits, through a gate of one slot: T1 and T2 may run at
+// once, but each launch waits until the persona before it gave its slot
+// back, and the bundle still gets to the end.
+TEST_F(BundleDriver, ALaunchWaitsForASlotAndGoesOnWhenOneComesBack) {
+  auto fake = std::make_unique<test::FakeLauncher>(
+      [this](const agents::LaunchRequest& r, int call) { return persona(r, call); });
+  auto gate = std::make_unique<test::FakeSlotGate>(1);
+  test::FakeLauncher& inner = *fake;
+  test::FakeSlotGate& slots = *gate;
+  auto gated = gated_launcher(std::move(fake), std::move(gate));
+  auto out = drive(*gated);
+  ASSERT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  EXPECT_EQ(inner.peak_outstanding, 1u) << "never two personas at once";
+  EXPECT_GT(slots.waited, 0) << "T1 and T2 run at once, so some launch waited for a slot";
+  EXPECT_EQ(slots.asks, static_cast<int>(inner.launches.size()));
+  EXPECT_EQ(slots.finishes, static_cast<int>(inner.launches.size())) << "every slot came back";
+  EXPECT_EQ(slots.in_use, 0);
+  EXPECT_DOUBLE_EQ(slots.cost, 0.01 * static_cast<double>(inner.launches.size()));
+  for (const char* t : {"T1", "T2", "T3"}) EXPECT_EQ(commits_of(t), 1u) << t;
+}
+
+// The run's budget is spent while T1's and T2's tests are being written:
+// what is in flight finishes and moves its cursor on, nothing new starts,
+// and the bundle parks with the reason; the next driver goes on from
+// there without repeating a persona.
+TEST_F(BundleDriver, ASpentBudgetParksTheBundleAtItsNextNodeAndTheNextDriverGoesOn) {
+  const std::string why = "budget spent: the run's $1.00 (--budget-usd) is spent";
+  auto fake = std::make_unique<test::FakeLauncher>(
+      [this](const agents::LaunchRequest& r, int call) { return persona(r, call); });
+  auto gate = std::make_unique<test::FakeSlotGate>(10);
+  test::FakeLauncher& inner = *fake;
+  test::FakeSlotGate& slots = *gate;
+  // The planner, then T1's tdd-writer: the budget is spent.
+  slots.on_finished = [&](int finished) {
+    if (finished == 2) slots.push({bundle::GateNews::Kind::closed, {}, why});
+  };
+  auto gated = gated_launcher(std::move(fake), std::move(gate));
+  auto out = drive(*gated);
+  ASSERT_EQ(out.exit_code, kExitBlocked) << out.result.dump();
+  EXPECT_EQ(out.result["status"], "BLOCKED");
+  EXPECT_EQ(out.result["summary"], why);
+  EXPECT_EQ(out.result["human_required"], true);
+  EXPECT_EQ(inner.launches,
+            (std::vector<std::string>{"planner -", "tdd-writer T1", "tdd-writer T2"}));
+  EXPECT_EQ(gated->refusing(), why);
+  // Both writers' results moved their cursors to the next node, where
+  // they wait without a launch; T3 never started.
+  for (const char* t : {"T1", "T2"}) {
+    EXPECT_EQ(task(t)["node"], "implement") << t;
+    EXPECT_EQ(task(t)["status"], "active") << t;
+    EXPECT_FALSE(path_exists(run_dir + "/bundles/b1/tasks/" + t + "/developer.result.json")) << t;
+  }
+  EXPECT_FALSE(state()["tasks_runtime"].contains("b1/T3"));
+  EXPECT_EQ(slots.in_use, 0) << "every slot came back";
+  EXPECT_TRUE(of("PERSONA_DISPATCHED", "T1").size() == 1u);
+
+  auto next = launcher();
+  auto done = drive(next);
+  ASSERT_EQ(done.exit_code, kExitOk) << done.result.dump();
+  EXPECT_EQ(next.calls("tdd-writer T1"), 0);
+  EXPECT_EQ(next.calls("tdd-writer T2"), 0);
+  EXPECT_EQ(next.calls("developer T1"), 1);
+  for (const char* t : {"T1", "T2", "T3"}) EXPECT_EQ(commits_of(t), 1u) << t;
+}
+
+// A bundle-level persona waiting for a slot when the gate closes: the
+// planner is never launched and the bundle cursor stays at plan_bundle.
+TEST_F(BundleDriver, AGateThatClosesBeforeTheFirstLaunchParksTheBundleWhereItStands) {
+  auto fake = std::make_unique<test::FakeLauncher>(
+      [this](const agents::LaunchRequest& r, int call) { return persona(r, call); });
+  auto gate = std::make_unique<test::FakeSlotGate>(0);
+  test::FakeLauncher& inner = *fake;
+  gate->push({bundle::GateNews::Kind::closed, {}, "the run's limits went away"});
+  auto gated = gated_launcher(std::move(fake), std::move(gate));
+  auto out = drive(*gated);
+  ASSERT_EQ(out.exit_code, kExitBlocked) << out.result.dump();
+  EXPECT_EQ(out.result["summary"], "the run's limits went away");
+  EXPECT_TRUE(inner.launches.empty());
+  EXPECT_EQ(state()["bundles_runtime"]["b1"]["node"], "plan_bundle");
+  EXPECT_FALSE(path_exists(run_dir + "/bundles/b1/ledger.jsonl"));
 }
 
 TEST_F(BundleDriver, AResumedDriverReusesTheResultsSavedForTheSameVisit) {

@@ -1,9 +1,11 @@
 // The driver's launcher over the real persona runtime, for what the
 // adapter adds: a stop signal comes out of next() and poll() as
-// `interrupted`, and stop_all() reaches the runtime.
+// `interrupted`, stop_all() reaches the runtime, a watched descriptor
+// wakes it, and a provider pause is an event.
 #include "bundle/launcher.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -64,6 +66,62 @@ TEST(Launcher, AStopSignalIsInterruptedAndStopAllEndsTheLaunches) {
   EXPECT_EQ(ev->result["blockers"], Json::array({"interrupted"}));
   EXPECT_EQ(ev->detail, "interrupted by SIGTERM");
   EXPECT_FALSE(launcher->next().has_value());
+}
+
+TEST(Launcher, AWatchedDescriptorWakesNextAndAProviderPauseIsAnEvent) {
+  test::Scratch scratch;
+  ASSERT_TRUE(make_directories(scratch / "wt").ok());
+  agents::RuntimeConfig cfg;
+  cfg.backend.binary = test::test_dir() + "/fixtures/fake-cli/fake-claude";
+  cfg.bundle = "b1";
+  cfg.result_schema = result_schema_path(test::source_dir() + "/skill");
+  const long long reset = std::chrono::duration_cast<std::chrono::seconds>(
+                              (std::chrono::system_clock::now() + 1h).time_since_epoch())
+                              .count();
+  ::setenv("FAKE_RESET", std::to_string(reset).c_str(), 1);
+  auto rt = agents::PersonaRuntime::create(cfg);
+  ::unsetenv("FAKE_RESET");
+  ASSERT_TRUE(rt.ok()) << rt.error().message;
+  auto launcher = runtime_launcher(std::move(*rt));
+
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ASSERT_TRUE(launcher->watch(fds[0]).ok());
+  ASSERT_EQ(::write(fds[1], "x", 1), 1);
+  auto ev = launcher->next();
+  ASSERT_TRUE(ev.has_value());
+  EXPECT_EQ(ev->kind, LaunchEvent::Kind::woken);
+  EXPECT_EQ(ev->fd, fds[0]);
+  char c;
+  ASSERT_EQ(::read(fds[0], &c, 1), 1);
+  EXPECT_FALSE(launcher->poll().has_value()) << "read: nothing more to wake for";
+  launcher->unwatch(fds[0]);
+  ASSERT_EQ(::write(fds[1], "x", 1), 1);
+  EXPECT_FALSE(launcher->poll().has_value()) << "unwatched";
+  ::close(fds[0]);
+  ::close(fds[1]);
+
+  agents::LaunchRequest req;
+  req.persona = "developer";
+  req.task = "T1";
+  req.dispatch = "fake-mode=limit-then-good fake-state=" + scratch / "limit";
+  req.worktree = scratch / "wt";
+  req.run_dir = scratch.path();
+  req.skill_dir = test::source_dir() + "/skill";
+  ASSERT_TRUE(launcher->launch(req).ok());
+  std::optional<LaunchEvent> paused;
+  while (auto e = launcher->next()) {
+    if (e->kind == LaunchEvent::Kind::paused) {
+      paused = e;
+      break;
+    }
+  }
+  ASSERT_TRUE(paused.has_value());
+  EXPECT_EQ(paused->until, std::chrono::system_clock::time_point(std::chrono::seconds(reset)));
+  EXPECT_NE(paused->detail.find("usage limit"), std::string::npos);
+  launcher->stop_all();
+  while (launcher->next()) {
+  }
 }
 
 }  // namespace
