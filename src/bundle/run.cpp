@@ -3,6 +3,7 @@
 #include "agents/runtime.h"
 #include "bundle/driver.h"
 #include "bundle/launcher.h"
+#include "bundle/limits_client.h"
 #include "bundle/words.h"
 #include "contracts/schema.h"
 #include "graph/graph.h"
@@ -98,6 +99,11 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
   if (!runtime) return usage_report(runtime.error().message);
   auto launcher =
       runtime_launcher(std::move(*runtime), Ticker{request.tick_every, request.on_tick});
+  if (!request.limits_socket.empty()) {
+    auto gate = connect_limits(request.limits_socket, request.bundle);
+    if (!gate) return usage_report(gate.error().message);
+    launcher = gated_launcher(std::move(launcher), std::move(*gate));
+  }
   if (request.wrap_launcher) launcher = request.wrap_launcher(std::move(launcher));
   DriverOutcome out = (*driver)->run(*launcher);
   return {out.exit_code, out.result};

@@ -43,6 +43,11 @@ struct RunBundleRequest {
   // lane's nodes (GRAPH.yaml's task lane, then its shared nodes).
   std::function<void(const std::vector<std::string>&)> on_node_order;
   std::chrono::milliseconds tick_every{250};
+  // The run's limits socket (bundle/limits_client.h; `devgraph run` sets
+  // DEVGRAPH_LIMITS_SOCKET): every persona launch waits for a slot there.
+  // Empty: no run-wide limits. An address nobody listens at is an error
+  // before any work (exit 3).
+  std::string limits_socket;
   // Tests only: wraps the launcher the driver uses (e.g. to hold
   // completions back and hand them over together).
   std::function<std::unique_ptr<Launcher>(std::unique_ptr<Launcher>)> wrap_launcher;

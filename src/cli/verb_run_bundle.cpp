@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <optional>
 
 #include "agents/backend.h"
+#include "bundle/limits_protocol.h"
 #include "bundle/run.h"
 #include "bundle/view.h"
 #include "cli/verbs.h"
@@ -64,6 +66,8 @@ int verb_run_bundle(const VerbArgs& args) {
   req.model = a->get("model");
   req.base = a->get("base");
   req.sim_scenario = a->get_or("sim-scenario", "");
+  // `devgraph run` hands its drivers the run's limits (bundle/limits_client.h).
+  if (const char* limits = std::getenv(bundle::kLimitsSocketEnv)) req.limits_socket = limits;
   auto tmpl = agent_command_template(a->get("agent-command"), req.agent);
   if (!tmpl) return report_error("run-bundle", p.usage_error(tmpl.error().message));
   req.agent_command = std::move(*tmpl);
