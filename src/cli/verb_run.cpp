@@ -83,6 +83,9 @@ int verb_run(const VerbArgs& args) {
       .flag("all-issues", "every open GitHub issue is work (no label needed)")
       .option("max-bundles", "bundles in flight at once (default: GRAPH.yaml)")
       .option("watch", "after an empty scan, wait this many seconds and scan again")
+      .option("budget-usd",
+              "launch no new persona once the run's recorded cost reaches this many dollars "
+              "(kept by a resume without the flag)")
       .flag("new", "start a fresh run instead of resuming the last one")
       .flag("dry-run", "print the bundles that would be formed and started; write nothing")
       .flag("no-live", "plain log lines even on a terminal")
@@ -121,6 +124,12 @@ int verb_run(const VerbArgs& args) {
     if (!v || *v <= 0)
       return usage(p, "argument --watch: invalid positive float value: '" + *w + "'");
     req.watch = std::chrono::milliseconds(static_cast<long long>(*v * 1000));
+  }
+  if (auto b = a->get("budget-usd")) {
+    auto v = parse_seconds(*b);
+    if (!v || *v <= 0)
+      return usage(p, "argument --budget-usd: invalid positive float value: '" + *b + "'");
+    req.budget_usd = *v;
   }
   // Backend flags, checked here and handed to every driver as they are.
   std::string agent = a->get_or("agent", "claude");

@@ -1,8 +1,17 @@
 #include "orchestrator/drivers.h"
 
+#include <sys/epoll.h>
+
 #include <set>
 
 namespace devgraph::orchestrator {
+
+Expected<WatchId> DriverPool::serve_fd(int fd, std::function<void()> on_ready) {
+  (void)on_ready;
+  return fail(ErrorKind::internal,
+              "this driver pool cannot watch descriptor " + std::to_string(fd));
+}
+
 namespace {
 
 class LoopPool final : public DriverPool {
@@ -66,14 +75,31 @@ class LoopPool final : public DriverPool {
         continue;
       }
       if (auto* s = std::get_if<StopRequested>(&*ev)) return *s;
+      if (auto* f = std::get_if<FdReady>(&*ev)) {
+        auto it = served_.find(f->id);
+        if (it == served_.end()) continue;
+        auto serve = it->second;  // a copy: it may unserve itself
+        serve();
+      }
     }
   }
 
   Status watch_stop_signals() override { return loop_.watch_stop_signals(); }
 
+  Expected<WatchId> serve_fd(int fd, std::function<void()> on_ready) override {
+    DG_TRY(WatchId id, loop_.watch_fd(fd, EPOLLIN));
+    served_[id] = std::move(on_ready);
+    return id;
+  }
+
+  void unserve_fd(WatchId id) override {
+    if (served_.erase(id)) loop_.unwatch_fd(id);
+  }
+
  private:
   ChildLoop loop_;
   std::map<ChildId, std::string> by_id_;
+  std::map<WatchId, std::function<void()>> served_;
   std::optional<TimerId> timer_;
   SteadyTime timer_at_{};
 };

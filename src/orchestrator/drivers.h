@@ -13,9 +13,15 @@
 //   the grace); its exit still comes through wait().
 // - The live drivers are recorded in a file (proc/leftovers.h), so a
 //   successor of a killed orchestrator ends them before it starts any.
+// - serve_fd() has wait() call a function whenever a descriptor is
+//   readable (level-triggered) and go on waiting: such a descriptor is
+//   never an event of its own (the run's limits broker serves its sockets
+//   this way, orchestrator/limits.h). The function may serve and unserve
+//   descriptors, its own included. A pool without a loop refuses.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -58,6 +64,8 @@ class DriverPool {
   // The next event; nullopt when nothing is left to wait for.
   virtual std::optional<DriverEvent> wait() = 0;
   virtual Status watch_stop_signals() = 0;
+  virtual Expected<WatchId> serve_fd(int fd, std::function<void()> on_ready);
+  virtual void unserve_fd(WatchId id) { (void)id; }
 };
 
 // The real pool over a ChildLoop; `record` is the leftovers file.

@@ -7,6 +7,7 @@
 #include "bundle/layout.h"
 #include "bundle/start.h"
 #include "lane/routes.h"
+#include "orchestrator/limits.h"
 #include "util/fs.h"
 #include "util/text.h"
 
@@ -131,13 +132,16 @@ Json run_result(const Json& state, const std::string& run_dir, const std::string
                          {"evidence", layout.log()}});
     bundles.push_back(std::move(item));
   }
-  return Json{{"status", status},
-              {"run_id", json_str(state, "run_id")},
-              {"run_dir", run_dir},
-              {"bundles", bundles},
-              {"human_required", waiting},
-              {"cost_usd", static_cast<double>(std::llround(cost * 10000.0)) / 10000.0},
-              {"persona_runs", runs}};
+  Json out{{"status", status},
+           {"run_id", json_str(state, "run_id")},
+           {"run_dir", run_dir},
+           {"bundles", bundles},
+           {"human_required", waiting},
+           {"cost_usd", static_cast<double>(std::llround(cost * 10000.0)) / 10000.0},
+           {"persona_runs", runs}};
+  if (Json l = limits_result(state, cost, std::chrono::system_clock::now()); !l.is_null())
+    out["limits"] = l;
+  return out;
 }
 
 std::string run_summary(const Json& result) {
@@ -164,6 +168,7 @@ std::string run_summary(const Json& result) {
                 result.value("cost_usd", 0.0), result.value("persona_runs", 0),
                 result.value("elapsed_s", 0.0));
   out += cost;
+  out += limits_summary(result);
   return out;
 }
 

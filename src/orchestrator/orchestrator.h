@@ -110,7 +110,9 @@ std::string bundle_status(const Json& state, const Json& entry);
 
 // The RESULT_JSON object and the summary text of a run's state: each
 // bundle with its issues, node, status, PR or branch and HEAD, what waits
-// for a person and why, the cost from the bundles' ledgers.
+// for a person and why, the cost from the bundles' ledgers, and the run's
+// limits when it has any (orchestrator/limits.h: the budget and whether it
+// is spent, a provider pause in force).
 Json run_result(const Json& state, const std::string& run_dir, const std::string& status);
 std::string run_summary(const Json& result);
 

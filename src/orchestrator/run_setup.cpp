@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "bundle/crash_points.h"
+#include "bundle/limits_protocol.h"
 #include "contracts/schema.h"
 #include "gh/gh.h"
 #include "git/git.h"
@@ -18,6 +19,7 @@
 #include "graph/graph.h"
 #include "guard/guard.h"
 #include "issues/local_store.h"
+#include "orchestrator/limits.h"
 #include "orchestrator/orchestrator.h"
 #include "proc/command.h"
 #include "proc/leftovers.h"
@@ -83,6 +85,7 @@ std::vector<std::string> driver_environment() {
   for (char** e = environ; e && *e; ++e) {
     std::string kv = *e;
     if (kv.rfind("DEVGRAPH_RUN_CRASH_AT=", 0) == 0) continue;
+    if (kv.rfind(std::string(bundle::kLimitsSocketEnv) + "=", 0) == 0) continue;
     env.push_back(kv);
   }
   return env;
@@ -275,6 +278,9 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
   if (ended > 0) line("ended " + std::to_string(ended) + " driver(s) a killed run left behind");
 
   DG_TRY(auto pool, make_driver_pool(record));
+  // The run-wide limits, served on the pool's loop; destroyed before it.
+  DG_TRY(auto limits,
+         LimitsBroker::open(LimitsSetup{store, graph, *pool, req.budget_usd, req.on_line}));
   auto repo_git = git::make_git(runner, top, {});
   std::string crash_spec;
   if (const char* v = std::getenv("DEVGRAPH_RUN_CRASH_AT")) crash_spec = v;
@@ -296,6 +302,7 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
     return p && p->worktree_path ? *p->worktree_path : std::string();
   };
   std::vector<std::string> env = driver_environment();
+  env.push_back(std::string(bundle::kLimitsSocketEnv) + "=" + limits->address());
   std::string self = self_executable();
   std::string rd = store.run_dir();
   cfg.driver_for = [&](const std::string& bundle) {

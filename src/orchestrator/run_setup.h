@@ -20,6 +20,9 @@
 //   back-off in milliseconds (OrchestratorConfig::source_backoff, else 2 s),
 //   so tests of a failing gh do not wait; a value that is not a whole
 //   number is a usage error.
+// - Every driver is started with DEVGRAPH_LIMITS_SOCKET naming the run's
+//   limits broker (orchestrator/limits.h), which lives as long as the
+//   run; an inherited value is never passed on.
 #pragma once
 
 #include <chrono>
@@ -41,6 +44,9 @@ struct RunSetupRequest {
   bool all_issues = false;
   std::optional<int> max_bundles;
   std::optional<std::chrono::milliseconds> watch;
+  // --budget-usd: no new persona once the run's recorded cost reaches it
+  // (orchestrator/limits.h); nullopt keeps the budget the run recorded.
+  std::optional<double> budget_usd;
   bool fresh = false;
   bool dry_run = false;
   std::optional<std::string> skill;
