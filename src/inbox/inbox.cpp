@@ -7,6 +7,7 @@
 #include <set>
 
 #include "bundle/answer.h"
+#include "bundle/budget.h"
 #include "bundle/layout.h"
 #include "bundle/recovery.h"
 #include "guard/guard.h"
@@ -433,6 +434,9 @@ Expected<Answered> answer(RunStore& store, const Graph& graph, const Item& item,
     }
     detail["answer"] = word;
     detail["answer_path"] = path;
+    // A bundle parked for its lifetime budget may spend one budget more.
+    if (entry && bundle::allow_another_budget(*entry))
+      detail[bundle::kBudgetRoundsKey] = (*entry)[bundle::kBudgetRoundsKey];
     DG_CHECK(tx.append_event(std::string(lane::event::kAwaitingHuman), detail));
     if (entry) (*entry)["status"] = kEntryRunning;
     return reopen(tx, graph, walker, item.key, out.reopened);

@@ -49,7 +49,9 @@
 //     lane_to; the bundle cursor, when there is one, gets the answer
 //     record for its current visit.
 //   * both: the bundle entry's status becomes "running" (so the
-//     orchestrator relaunches its driver). A run at a terminal interrupt
+//     orchestrator relaunches its driver); a bundle parked for its
+//     lifetime budget (bundle/budget.h) may spend one more budget's worth
+//     (budget_rounds + 1, also in the event's detail). A run at a terminal interrupt
 //     (human_required) is reopened: status "running", its node back to
 //     state.previous_node when that is a node of the orchestrator's lane,
 //     else that lane's scheduler, recorded as RUN_RESUMED with "from",

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "bundle/answer.h"
+#include "bundle/budget.h"
 #include "replay/replay.h"
 #include "support/shipped.h"
 #include "support/test_util.h"
@@ -394,6 +395,27 @@ TEST_F(InboxAnswer, AParkedBundleIsSetRunningWithoutMovingACursor) {
   EXPECT_NE(bundle::answer_for_dispatch(layout, std::nullopt, c).find("the spec is in docs/"),
             std::string::npos);
   EXPECT_FALSE(events().back()["detail"].contains("lane_to"));
+  expect_replays_cleanly();
+}
+
+TEST_F(InboxAnswer, ABundleParkedForItsBudgetIsAllowedOneMoreBudgetsWorth) {
+  go("bundle", "SCAN_DONE");
+  go("bundle_scheduler", "BUNDLES_FORMED");
+  move(std::nullopt, "plan_bundle", "BUNDLE_STARTED");
+  auto c = store.transact([&](Transaction& tx) -> Status {
+    tx.state()["bundles"][0]["status"] = "parked";
+    tx.state()["bundles"][0]["parked_reason"] =
+        std::string(bundle::kBundleBudgetSpent) + "60 persona runs of the 60 it may use";
+    return {};
+  });
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(item("b1").reason.rfind(bundle::kBundleBudgetSpent, 0), 0u) << "the inbox says why";
+  auto done = answer(store, graph, item("b1"), AnswerKind::approve, "");
+  ASSERT_TRUE(done.ok()) << done.error().message;
+  Json st = state();
+  EXPECT_EQ(st["bundles"][0]["status"], "running");
+  EXPECT_EQ(st["bundles"][0][bundle::kBudgetRoundsKey], 2);
+  EXPECT_EQ(events().back()["detail"][bundle::kBudgetRoundsKey], 2);
   expect_replays_cleanly();
 }
 
