@@ -274,7 +274,11 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
     line("resuming run " + run_dir);
   }
   std::string record = store.run_dir() + "/live-drivers";
-  DG_TRY(int ended, end_leftover_children(record));
+  // Stopped first, as a supervisor stops a driver: it ends its personas
+  // and finishes the git command it waits for, whose index lock would
+  // otherwise fail its successor's (KILLed only after the grace).
+  DG_TRY(int ended,
+         end_leftover_children(record, std::chrono::seconds(10), std::chrono::seconds(10)));
   if (ended > 0) line("ended " + std::to_string(ended) + " driver(s) a killed run left behind");
 
   DG_TRY(auto pool, make_driver_pool(record));

@@ -61,15 +61,14 @@ void ChildRecord::save() {
   }
 }
 
-Expected<int> end_leftover_children(const std::string& path,
-                                    std::chrono::milliseconds wait_at_most) {
+Expected<int> end_leftover_children(const std::string& path, std::chrono::milliseconds wait_at_most,
+                                    std::optional<std::chrono::milliseconds> term_grace) {
   if (!path_exists(path)) return 0;
   DG_TRY(std::string text, read_file(path));
   std::istringstream lines(text);
   int pid = 0;
   unsigned long long start = 0;
-  std::vector<int> pidfds;
-  int ended = 0;
+  std::vector<std::pair<int, int>> signalled;  // pidfd, pid
   while (lines >> pid >> start) {
     if (pid <= 1) continue;
     // Open the pidfd first, then compare start times: the pidfd then
@@ -81,25 +80,39 @@ Expected<int> end_leftover_children(const std::string& path,
       ::close(fd);  // another process has this pid now
       continue;
     }
-    ::kill(-pid, SIGKILL);
-    ++ended;
-    pidfds.push_back(fd);
+    ::kill(-pid, term_grace ? SIGTERM : SIGKILL);
+    signalled.emplace_back(fd, pid);
   }
-  const auto deadline = std::chrono::steady_clock::now() + wait_at_most;
-  for (int fd : pidfds) {
-    while (true) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      deadline - std::chrono::steady_clock::now())
-                      .count();
-      pollfd p{fd, POLLIN, 0};
-      int rc = ::poll(&p, 1, static_cast<int>(std::max<long long>(left, 0)));
-      if (rc < 0 && errno == EINTR) continue;
-      break;
+  // Waits until every leader has exited or `deadline`; true when all have.
+  auto wait_until = [&](std::chrono::steady_clock::time_point deadline) {
+    bool all = true;
+    for (const auto& entry : signalled) {
+      const int fd = entry.first;
+      while (true) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now())
+                        .count();
+        pollfd p{fd, POLLIN, 0};
+        int rc = ::poll(&p, 1, static_cast<int>(std::max<long long>(left, 0)));
+        if (rc < 0 && errno == EINTR) continue;
+        if (rc <= 0) all = false;
+        break;
+      }
     }
-    ::close(fd);
+    return all;
+  };
+  if (term_grace && !wait_until(std::chrono::steady_clock::now() + *term_grace)) {
+    // The pidfd of a leader that exited is readable, and its pid is not
+    // reused before it is reaped: only the ones still running get KILL.
+    for (const auto& [fd, leader] : signalled) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 0) == 0) ::kill(-leader, SIGKILL);
+    }
   }
+  (void)wait_until(std::chrono::steady_clock::now() + wait_at_most);
+  for (const auto& entry : signalled) ::close(entry.first);
   ::unlink(path.c_str());
-  return ended;
+  return static_cast<int>(signalled.size());
 }
 
 }  // namespace devgraph

@@ -16,6 +16,11 @@
 //   recorded process (same pid and start time); a pid now used by another
 //   process is left alone. It returns once every signalled leader has
 //   exited (a pidfd, no polling), or after `wait_at_most`.
+// - With a `term_grace`, each group is first asked to stop (SIGTERM) and
+//   gets SIGKILL only if its leader has not exited within the grace. A
+//   leftover that supervises children of its own (a bundle driver) then
+//   ends them and finishes the command it waits for (a `git commit` holding
+//   the index lock) instead of leaving them to race its successor.
 #pragma once
 
 #include <chrono>
@@ -48,6 +53,7 @@ class ChildRecord {
 // Ends the process groups a previous supervisor recorded in `path` and
 // removes the file. Returns how many groups were signalled.
 Expected<int> end_leftover_children(
-    const std::string& path, std::chrono::milliseconds wait_at_most = std::chrono::seconds(10));
+    const std::string& path, std::chrono::milliseconds wait_at_most = std::chrono::seconds(10),
+    std::optional<std::chrono::milliseconds> term_grace = std::nullopt);
 
 }  // namespace devgraph

@@ -3,6 +3,7 @@
 #include "proc/leftovers.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -114,6 +115,57 @@ TEST(Leftovers, APidNowUsedByAnotherProcessIsLeftAlone) {
   ASSERT_TRUE(ended.ok());
   EXPECT_EQ(*ended, 0);
   EXPECT_TRUE(alive(self));
+}
+
+// A leftover `sh` in a process group of its own, recorded in `path`, that
+// has set `trap_term` for TERM when this returns (it says so through a FIFO).
+pid_t recorded_shell(const std::string& path, const std::string& fifo, const std::string& trap_term,
+                     const std::string& then) {
+  EXPECT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::signal(SIGTERM, SIG_DFL);
+    std::string script = "trap '" + trap_term + "' TERM; echo ready > '" + fifo + "'; " + then;
+    ::execlp("sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  EXPECT_GT(pid, 0);
+  ::setpgid(pid, pid);
+  std::ifstream ready(fifo);  // opens once the shell opens it for writing
+  std::string word;
+  ready >> word;
+  EXPECT_EQ(word, "ready");
+  ChildRecord record(path);
+  record.add(pid);
+  return pid;
+}
+
+TEST(Leftovers, WithAGraceALeftoverIsAskedToStopFirst) {
+  test::Scratch scratch;
+  const std::string path = scratch / "live-drivers";
+  // Exits 0 on TERM, as a driver that stops cleanly does; a KILL would
+  // leave it no say.
+  pid_t pid = recorded_shell(path, scratch / "fifo", "exit 0", "sleep 1000 & wait");
+  auto ended = end_leftover_children(path, std::chrono::seconds(10), std::chrono::seconds(10));
+  ASSERT_TRUE(ended.ok()) << ended.error().message;
+  EXPECT_EQ(*ended, 1);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_FALSE(path_exists(path));
+}
+
+TEST(Leftovers, ALeftoverThatIgnoresTheStopIsKilledAfterTheGrace) {
+  test::Scratch scratch;
+  const std::string path = scratch / "live-drivers";
+  pid_t pid = recorded_shell(path, scratch / "fifo", "", "sleep 1000 & wait");
+  auto ended = end_leftover_children(path, std::chrono::seconds(10), std::chrono::milliseconds(50));
+  ASSERT_TRUE(ended.ok()) << ended.error().message;
+  EXPECT_EQ(*ended, 1);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
 }
 
 }  // namespace
