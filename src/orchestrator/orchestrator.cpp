@@ -144,6 +144,25 @@ Json run_result(const Json& state, const std::string& run_dir, const std::string
   return out;
 }
 
+bool end_recorded(const Json& state, const std::string& run_dir) {
+  std::string ev(json_str(state, "status") == "complete" ? lane::event::kRunComplete
+                                                         : lane::event::kHumanRequired);
+  auto log = read_file(run_dir + "/" + kEventsFile);
+  if (!log) return false;
+  // The lines state.json counts.
+  long long seq = state.value("event_seq", 0LL);
+  size_t end = 0;
+  for (long long n = 0; n < seq && end != std::string::npos; ++n) {
+    end = log->find('\n', end);
+    if (end != std::string::npos) ++end;
+  }
+  if (end != std::string::npos) log->resize(end);
+  // Since the run was last reopened: an answer reopens a human_required run.
+  size_t since = log->rfind("\"type\": \"RUN_RESUMED\"");
+  return log->find("\"type\": \"" + ev + "\"", since == std::string::npos ? 0 : since) !=
+         std::string::npos;
+}
+
 std::string run_summary(const Json& result) {
   std::string out = "run " + json_str(result, "run_id") + ": " + json_str(result, "status") + "\n";
   const Json& bundles = result["bundles"];
@@ -712,14 +731,7 @@ struct Orchestrator::Impl {
     bool complete = json_str(*s, "status") == "complete";
     Json result = run_result(*s, p.store.run_dir(), complete ? "COMPLETE" : "HUMAN_REQUIRED");
     std::string ev(complete ? lane::event::kRunComplete : lane::event::kHumanRequired);
-    bool recorded = false;
-    if (auto log = read_file(p.store.run_dir() + "/" + kEventsFile)) {
-      // Since the run was last reopened: an answer reopens a human_required run.
-      size_t since = log->rfind("\"type\": \"RUN_RESUMED\"");
-      recorded = log->find(std::string("\"type\": \"") + ev + "\"",
-                           since == std::string::npos ? 0 : since) != std::string::npos;
-    }
-    if (!recorded) {
+    if (!end_recorded(*s, p.store.run_dir())) {
       auto r = record(ev, Json{{"node", node}, {"waiting", result["human_required"]}});
       if (!r) return Outcome{kExitError, Json{{"status", "ERROR"}, {"summary", r.error().message}}};
     }

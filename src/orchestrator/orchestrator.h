@@ -116,6 +116,13 @@ std::string bundle_status(const Json& state, const Json& entry);
 Json run_result(const Json& state, const std::string& run_dir, const std::string& status);
 std::string run_summary(const Json& result);
 
+// Whether a run at complete or human_required has recorded its end
+// (RUN_COMPLETE or HUMAN_REQUIRED since it was last reopened) in an event
+// that state.json counts: a line past state.event_seq, appended by a
+// record killed before it committed, is not one. A run killed before its
+// end was recorded is finished by the next `devgraph run`.
+bool end_recorded(const Json& state, const std::string& run_dir);
+
 class Orchestrator {
  public:
   Orchestrator(OrchestratorConfig config, OrchestratorParts parts);

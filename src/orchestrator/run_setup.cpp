@@ -225,8 +225,11 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
   }
   std::ignore = lock->write_note("pid " + std::to_string(::getpid()));
 
-  // The run: the newest unfinished one, or a fresh one.
+  // The run: the newest unfinished one, or a fresh one. A run at its end
+  // whose log does not record it (its orchestrator was killed on the way)
+  // is unfinished: its end is recorded, and nothing else is done.
   std::string run_dir;
+  bool finishing = false;
   if (!req.fresh) {
     for (const auto& dir : runs_newest_first(place->develop_home)) {
       auto text = read_file(dir + "/" + kStateFile);
@@ -234,11 +237,14 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
       auto st = parse_json(*text, dir);
       if (!st || !st->is_object()) continue;
       std::string status = json_str(*st, "status");
-      if (status != "running" && status != "handoff") continue;
+      bool ended = (status == "complete" || status == "human_required") &&
+                   path_exists(join_path(dir, kEventsFile)) && !end_recorded(*st, dir);
+      if (status != "running" && status != "handoff" && !ended) continue;
       if (json_str(*st, "repo") != identity)
         return setup_error("run " + dir + " belongs to " + json_str(*st, "repo") + ", not " +
                            identity + "; start a new one with --new");
       run_dir = dir;
+      finishing = ended;
       break;
     }
   }
@@ -268,6 +274,8 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
     DG_TRY(auto c, store.init(init));
     (void)c;
     line("new run " + store.run_dir());
+  } else if (finishing) {
+    line("recording the end of run " + run_dir);
   } else {
     DG_TRY(auto r, store.resume());
     (void)r;
