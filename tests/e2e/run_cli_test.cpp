@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 
+#include "support/run_scenario.h"
 #include "support/test_util.h"
 #include "util/fs.h"
 #include "util/json.h"
@@ -26,59 +27,11 @@
 namespace devgraph {
 namespace {
 
-constexpr const char* kRunTests =
-    "#!/bin/sh\n"
-    "status=0\n"
-    "for t in tests/*.sh; do\n"
-    "  [ -e \"$t\" ] || continue\n"
-    "  if sh \"$t\"; then echo \"ok $t\"; else echo \"FAIL $t\"; status=1; fi\n"
-    "done\n"
-    "exit $status\n";
-
-Json file(const std::string& path, const std::string& content) {
-  return Json{{"path", path}, {"content", content}};
-}
-
-Json done(const std::string& summary) {
-  return Json{{"status", "DONE"}, {"summary", summary}, {"evidence", Json::array()}};
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line))
-    if (!line.empty()) out.push_back(line);
-  return out;
-}
-
-// One task per bundle: src/<bundle>.txt must hold the bundle's id, and
-// tests/<bundle>.sh says so.
-Json generic_scenario(long long latency_ms = 20) {
-  Json tasks = {
-      {"bundle", "{bundle}"},
-      {"tasks",
-       Json::array({{{"id", "T1"},
-                     {"title", "the {bundle} marker"},
-                     {"depends_on", Json::array()},
-                     {"files", Json::array({"src/{bundle}.txt", "tests/{bundle}.sh"})}}})}};
-  Json personas = Json::object();
-  personas["planner"] = Json::array(
-      {{{"latency_ms", latency_ms},
-        {"files", Json::array({file("docs/develop/plans/{bundle}.md", "# Plan {bundle}\n"),
-                               file("docs/develop/plans/{bundle}.tasks.json", dump_py(tasks, 2))})},
-        {"result", done("planned one task")}}});
-  personas["tdd-writer"] = Json::array(
-      {{{"latency_ms", latency_ms},
-        {"files", Json::array({file("tests/{bundle}.sh", "grep -qx {bundle} src/{bundle}.txt\n")})},
-        {"result", done("red for {task}")}}});
-  personas["developer"] =
-      Json::array({{{"latency_ms", latency_ms},
-                    {"files", Json::array({file("src/{bundle}.txt", "{bundle}\n")})},
-                    {"result", done("green for {task}")}}});
-  return Json{{"default", {{"latency_ms", latency_ms}, {"result", done("{persona} approves")}}},
-              {"personas", personas}};
-}
+using test::done;
+using test::file;
+using test::kRunTests;
+using test::lines_of;
+using test::result_of;
 
 // A `devgraph run` started in the background, in a process group of its
 // own, stdout to a file and stderr to a pipe the test reads line by line.
@@ -187,7 +140,7 @@ class RunCli : public ::testing::Test {
     git({"add", "-A"});
     git({"commit", "-q", "-m", "base"});
     scenario = scratch / "scenario.json";
-    test::write_text(scenario, dump_py(generic_scenario(), 2));
+    test::write_text(scenario, dump_py(test::one_task_scenario(), 2));
   }
 
   void git(const std::vector<std::string>& args, const std::string& dir = "") {
@@ -219,15 +172,6 @@ class RunCli : public ::testing::Test {
         "run", "--agent", "sim", "--sim-scenario", scenario, "--api-backoff-seconds", "0"};
     args.insert(args.end(), extra.begin(), extra.end());
     return test::run_devgraph(args, env(), repo);
-  }
-
-  static Json result_of(const test::ProcessResult& r) {
-    auto at = r.out.rfind("RESULT_JSON: ");
-    EXPECT_NE(at, std::string::npos) << r.out << r.err;
-    if (at == std::string::npos) return Json::object();
-    auto j = parse_json(r.out.substr(at + 13), "result");
-    EXPECT_TRUE(j) << r.out;
-    return j ? *j : Json::object();
   }
 
   std::string run_dir(const Json& result) { return json_str(result, "run_dir"); }
@@ -266,7 +210,7 @@ class RunCli : public ::testing::Test {
   // b2's developer is blocked, attempt after attempt, until its dispatch
   // holds XYZZY (a person's answer); every other bundle goes as usual.
   void block_b2_until_answered() {
-    Json sc = generic_scenario();
+    Json sc = test::one_task_scenario();
     Json& dev = sc["personas"]["developer"];
     dev.insert(dev.begin(), {Json{{"bundle", "b2"},
                                   {"dispatch_contains", "XYZZY"},

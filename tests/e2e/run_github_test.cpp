@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "support/run_scenario.h"
 #include "support/test_util.h"
 #include "util/fs.h"
 #include "util/json.h"
@@ -25,48 +26,13 @@
 namespace devgraph {
 namespace {
 
+using test::done;
+using test::file;
+using test::kRunTests;
+using test::lines_of;
+using test::result_of;
+
 constexpr const char* kOrigin = "https://github.com/acme/widgets.git";
-
-constexpr const char* kRunTests =
-    "#!/bin/sh\n"
-    "status=0\n"
-    "for t in tests/*.sh; do\n"
-    "  [ -e \"$t\" ] || continue\n"
-    "  if sh \"$t\"; then echo \"ok $t\"; else echo \"FAIL $t\"; status=1; fi\n"
-    "done\n"
-    "exit $status\n";
-
-Json file(const std::string& path, const std::string& content) {
-  return Json{{"path", path}, {"content", content}};
-}
-
-Json done(const std::string& summary) {
-  return Json{{"status", "DONE"}, {"summary", summary}, {"evidence", Json::array()}};
-}
-
-// One task per bundle: src/<bundle>.txt holds the bundle's id, and
-// tests/<bundle>.sh says so.
-Json generic_scenario() {
-  Json tasks = {
-      {"bundle", "{bundle}"},
-      {"tasks",
-       Json::array({{{"id", "T1"},
-                     {"title", "the {bundle} marker"},
-                     {"depends_on", Json::array()},
-                     {"files", Json::array({"src/{bundle}.txt", "tests/{bundle}.sh"})}}})}};
-  Json personas = Json::object();
-  personas["planner"] = Json::array(
-      {{{"files", Json::array({file("docs/develop/plans/{bundle}.md", "# Plan {bundle}\n"),
-                               file("docs/develop/plans/{bundle}.tasks.json", dump_py(tasks, 2))})},
-        {"result", done("planned one task")}}});
-  personas["tdd-writer"] = Json::array(
-      {{{"files", Json::array({file("tests/{bundle}.sh", "grep -qx {bundle} src/{bundle}.txt\n")})},
-        {"result", done("red for {task}")}}});
-  personas["developer"] =
-      Json::array({{{"files", Json::array({file("src/{bundle}.txt", "{bundle}\n")})},
-                    {"result", done("green for {task}")}}});
-  return Json{{"default", {{"result", done("{persona} approves")}}}, {"personas", personas}};
-}
 
 // An issue as `gh issue list --json number,title,body,labels,state,...`
 // prints it.
@@ -81,15 +47,6 @@ Json gh_issue(long long number, const std::string& title, const std::vector<std:
               {"state", "OPEN"},
               {"createdAt", "2026-11-0" + std::to_string(number % 9 + 1) + "T10:00:00Z"},
               {"updatedAt", "2026-11-0" + std::to_string(number % 9 + 1) + "T10:00:00Z"}};
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line))
-    if (!line.empty()) out.push_back(line);
-  return out;
 }
 
 size_t count_prefixed(const std::string& text, const std::string& prefix) {
@@ -120,7 +77,9 @@ class RunGithub : public ::testing::Test {
     ASSERT_EQ(
         ::symlink((test::test_dir() + "/fixtures/bundle/fake-gh").c_str(), (bin + "/gh").c_str()),
         0);
-    test::write_text(scenario, dump_py(generic_scenario(), 2));
+    test::write_text(
+        scenario,
+        dump_py(test::one_task_scenario(test::OneTaskScenario{0, std::nullopt, Json(), {}}), 2));
   }
 
   void git(const std::vector<std::string>& args, const std::string& dir = "") {
@@ -164,15 +123,6 @@ class RunGithub : public ::testing::Test {
         "run", "--agent", "sim", "--sim-scenario", scenario, "--api-backoff-seconds", "0"};
     args.insert(args.end(), extra.begin(), extra.end());
     return test::run_devgraph(args, env(), repo);
-  }
-
-  static Json result_of(const test::ProcessResult& r) {
-    auto at = r.out.rfind("RESULT_JSON: ");
-    EXPECT_NE(at, std::string::npos) << r.out << r.err;
-    if (at == std::string::npos) return Json::object();
-    auto j = parse_json(r.out.substr(at + 13), "result");
-    EXPECT_TRUE(j) << r.out;
-    return j ? *j : Json::object();
   }
 
   // The fake's pull requests: head branch -> body, and the number of each.

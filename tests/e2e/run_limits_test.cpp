@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "support/run_scenario.h"
 #include "support/test_util.h"
 #include "util/fs.h"
 #include "util/json.h"
@@ -18,58 +19,18 @@
 namespace devgraph {
 namespace {
 
-constexpr const char* kRunTests =
-    "#!/bin/sh\n"
-    "status=0\n"
-    "for t in tests/*.sh; do\n"
-    "  [ -e \"$t\" ] || continue\n"
-    "  if sh \"$t\"; then echo \"ok $t\"; else echo \"FAIL $t\"; status=1; fi\n"
-    "done\n"
-    "exit $status\n";
-
-Json file(const std::string& path, const std::string& content) {
-  return Json{{"path", path}, {"content", content}};
-}
-
-Json done(const std::string& summary) {
-  return Json{{"status", "DONE"}, {"summary", summary}, {"evidence", Json::array()}};
-}
+using test::done;
+using test::file;
+using test::kRunTests;
+using test::lines_of;
+using test::result_of;
 
 // One task per bundle (src/<bundle>.txt and its test); every persona call
 // reports `cost` dollars. `first_planner` is played before the planner's
 // normal rule (a provider limit for one bundle, say).
 Json scenario(long long latency_ms, double cost, Json first_planner = Json()) {
-  Json tasks = {
-      {"bundle", "{bundle}"},
-      {"tasks",
-       Json::array({{{"id", "T1"},
-                     {"title", "the {bundle} marker"},
-                     {"depends_on", Json::array()},
-                     {"files", Json::array({"src/{bundle}.txt", "tests/{bundle}.sh"})}}})}};
-  Json personas = Json::object();
-  Json planner = Json::array();
-  if (!first_planner.is_null()) planner.push_back(first_planner);
-  planner.push_back(
-      {{"latency_ms", latency_ms},
-       {"cost_usd", cost},
-       {"files", Json::array({file("docs/develop/plans/{bundle}.md", "# Plan {bundle}\n"),
-                              file("docs/develop/plans/{bundle}.tasks.json", dump_py(tasks, 2))})},
-       {"result", done("planned one task")}});
-  personas["planner"] = planner;
-  personas["tdd-writer"] = Json::array(
-      {{{"latency_ms", latency_ms},
-        {"cost_usd", cost},
-        {"files", Json::array({file("tests/{bundle}.sh", "grep -qx {bundle} src/{bundle}.txt\n")})},
-        {"result", done("red for {task}")}}});
-  personas["developer"] =
-      Json::array({{{"latency_ms", latency_ms},
-                    {"cost_usd", cost},
-                    {"files", Json::array({file("src/{bundle}.txt", "{bundle}\n")})},
-                    {"result", done("green for {task}")}}});
-  return Json{
-      {"default",
-       {{"latency_ms", latency_ms}, {"cost_usd", cost}, {"result", done("{persona} approves")}}},
-      {"personas", personas}};
+  return test::one_task_scenario(
+      test::OneTaskScenario{latency_ms, cost, std::move(first_planner), {}});
 }
 
 // One record of a persona's child starting (+1) or ending (-1).
@@ -142,15 +103,6 @@ class RunLimits : public ::testing::Test {
         "0",   "--skill", skill};
     args.insert(args.end(), extra.begin(), extra.end());
     return test::run_devgraph(args, env(), repo);
-  }
-
-  static Json result_of(const test::ProcessResult& r) {
-    auto at = r.out.rfind("RESULT_JSON: ");
-    EXPECT_NE(at, std::string::npos) << r.out << r.err;
-    if (at == std::string::npos) return Json::object();
-    auto j = parse_json(r.out.substr(at + 13), "result");
-    EXPECT_TRUE(j) << r.out;
-    return j ? *j : Json::object();
   }
 
   static std::vector<Json> log_of(const std::string& run_dir, const std::string& bundle) {

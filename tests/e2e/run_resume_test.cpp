@@ -33,6 +33,7 @@
 #include <sstream>
 
 #include "proc/leftovers.h"
+#include "support/run_scenario.h"
 #include "support/test_util.h"
 #include "util/fs.h"
 #include "util/json.h"
@@ -40,68 +41,20 @@
 namespace devgraph {
 namespace {
 
-constexpr const char* kRunTests =
-    "#!/bin/sh\n"
-    "status=0\n"
-    "for t in tests/*.sh; do\n"
-    "  [ -e \"$t\" ] || continue\n"
-    "  if sh \"$t\"; then echo \"ok $t\"; else echo \"FAIL $t\"; status=1; fi\n"
-    "done\n"
-    "exit $status\n";
+using test::done;
+using test::file;
+using test::kRunTests;
+using test::lines_of;
 
 // Generous: failure conditions for a run that hangs, never waits.
 constexpr auto kRunLimit = std::chrono::seconds(120);
 // How many times `devgraph run` may be run after a kill to reach the end.
 constexpr int kResumesAllowed = 3;
 
-Json file(const std::string& path, const std::string& content) {
-  return Json{{"path", path}, {"content", content}};
-}
-
-Json done(const std::string& summary) {
-  return Json{{"status", "DONE"}, {"summary", summary}, {"evidence", Json::array()}};
-}
-
-// One task per bundle: src/<bundle>.txt must hold the bundle's id, and
-// tests/<bundle>.sh says so. The developer of each bundle in `hang` hangs
-// on its first launch (the test ends it).
+// The developer of each bundle in `hang` hangs on its first launch (the
+// test ends it).
 Json scenario(const std::vector<std::string>& hang = {}) {
-  constexpr long long kLatencyMs = 20;
-  Json tasks = {
-      {"bundle", "{bundle}"},
-      {"tasks",
-       Json::array({{{"id", "T1"},
-                     {"title", "the {bundle} marker"},
-                     {"depends_on", Json::array()},
-                     {"files", Json::array({"src/{bundle}.txt", "tests/{bundle}.sh"})}}})}};
-  Json personas = Json::object();
-  personas["planner"] = Json::array(
-      {{{"latency_ms", kLatencyMs},
-        {"files", Json::array({file("docs/develop/plans/{bundle}.md", "# Plan {bundle}\n"),
-                               file("docs/develop/plans/{bundle}.tasks.json", dump_py(tasks, 2))})},
-        {"result", done("planned one task")}}});
-  personas["tdd-writer"] = Json::array(
-      {{{"latency_ms", kLatencyMs},
-        {"files", Json::array({file("tests/{bundle}.sh", "grep -qx {bundle} src/{bundle}.txt\n")})},
-        {"result", done("red for {task}")}}});
-  Json developer = Json::array();
-  for (const auto& b : hang)
-    developer.push_back({{"bundle", b}, {"task", "T1"}, {"call", 1}, {"fail", "hang"}});
-  developer.push_back({{"latency_ms", kLatencyMs},
-                       {"files", Json::array({file("src/{bundle}.txt", "{bundle}\n")})},
-                       {"result", done("green for {task}")}});
-  personas["developer"] = developer;
-  return Json{{"default", {{"latency_ms", kLatencyMs}, {"result", done("{persona} approves")}}},
-              {"personas", personas}};
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line))
-    if (!line.empty()) out.push_back(line);
-  return out;
+  return test::one_task_scenario(test::OneTaskScenario{20, std::nullopt, Json(), hang});
 }
 
 std::string trimmed(std::string s) {

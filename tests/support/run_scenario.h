@@ -1,0 +1,42 @@
+// What the end-to-end tests of `devgraph run` share: the repository's test
+// runner script, the simulated agent's one-task-per-bundle scenario (one
+// scenario for every bundle, through {bundle}), and reading a RESULT_JSON
+// line back.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "support/test_util.h"
+#include "util/json.h"
+
+namespace devgraph::test {
+
+// run-tests.sh: runs every tests/*.sh, fails when one fails.
+extern const char* const kRunTests;
+
+// A sim rule's file and a DONE result.
+Json file(const std::string& path, const std::string& content);
+Json done(const std::string& summary);
+
+struct OneTaskScenario {
+  long long latency_ms = 20;       // every persona's time
+  std::optional<double> cost_usd;  // every persona call reports it
+  Json first_planner;              // a planner rule played before the normal one
+  std::vector<std::string> hang;   // bundles whose developer hangs on its first launch
+};
+
+// One task per bundle: src/<bundle>.txt must hold the bundle's id, and
+// tests/<bundle>.sh says so; everyone but the planner, the tdd-writer and
+// the developer approves.
+Json one_task_scenario(const OneTaskScenario& options = {});
+
+// The non-empty lines of `text`.
+std::vector<std::string> lines_of(const std::string& text);
+
+// The last RESULT_JSON object on stdout; {} (and a test failure) when
+// there is none or it does not parse.
+Json result_of(const ProcessResult& r);
+
+}  // namespace devgraph::test
