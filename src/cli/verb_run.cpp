@@ -37,17 +37,6 @@ extern char** environ;
 namespace devgraph {
 namespace {
 
-std::optional<double> parse_seconds(const std::string& text) {
-  try {
-    size_t used = 0;
-    double v = std::stod(text, &used);
-    if (used != text.size() || !std::isfinite(v)) return std::nullopt;
-    return v;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
 // Usage errors exit 3, as run-bundle's do (2 means a person is needed).
 constexpr int kExitUsage = 3;
 

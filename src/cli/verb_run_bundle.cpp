@@ -18,22 +18,7 @@
 #include "util/console.h"
 
 namespace devgraph {
-namespace {
-
-// A number of seconds as the reference's float flags take it; nullopt when
-// the text is not a whole finite number.
-std::optional<double> parse_seconds(const std::string& text) {
-  try {
-    size_t used = 0;
-    double v = std::stod(text, &used);
-    if (used != text.size() || !std::isfinite(v)) return std::nullopt;
-    return v;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 int verb_run_bundle(const VerbArgs& args) {
   ArgParser p("devgraph run-bundle");

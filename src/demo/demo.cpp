@@ -39,15 +39,6 @@ const std::map<std::string, std::string>& identity() {
   return env;
 }
 
-std::string stamp() {
-  auto t = std::chrono::system_clock::to_time_t(system_clock().wall());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
-}
-
 Expected<CommandResult> run_in(const std::string& dir, std::vector<std::string> argv) {
   CommandSpec spec;
   spec.argv = std::move(argv);
@@ -278,7 +269,7 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
   DG_TRY(auto graph, Graph::load(skill));
 
   // 2. The sample repository, committed on main.
-  rep.repo = root + "/repos/tally-" + stamp();
+  rep.repo = root + "/repos/tally-" + utc_stamp(system_clock().wall());
   if (path_exists(rep.repo))
     return fail(rep.repo + " already exists; run the demo again in a second");
   if (auto deny = bundle::check_write_root("sample repository", rep.repo, roots))

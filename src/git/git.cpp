@@ -6,17 +6,10 @@
 #include <utility>
 
 #include "util/fs.h"
+#include "util/text.h"
 
 namespace devgraph::git {
 namespace {
-
-// git's own last stderr line is the useful part of a failure message.
-std::string last_line(const std::string& text) {
-  std::string t = text;
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
-  auto nl = t.rfind('\n');
-  return nl == std::string::npos ? t : t.substr(nl + 1);
-}
 
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();

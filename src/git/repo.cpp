@@ -7,12 +7,6 @@
 namespace devgraph::git {
 namespace {
 
-std::string last_line(std::string t) {
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
-  auto nl = t.rfind('\n');
-  return nl == std::string::npos ? t : t.substr(nl + 1);
-}
-
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   size_t start = 0;

@@ -71,12 +71,6 @@ std::optional<Json> driver_result(const std::string& out) {
   return std::nullopt;
 }
 
-std::string last_line(std::string t) {
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
-  auto nl = t.rfind('\n');
-  return nl == std::string::npos ? t : t.substr(nl + 1);
-}
-
 // N of a branch develop/bN-..., else 0.
 int bundle_number(const std::string& branch) {
   const std::string prefix = "develop/b";

@@ -41,15 +41,6 @@ Error setup_error(const std::string& why) {
   return fail(ErrorKind::usage, why, kUsage);
 }
 
-std::string stamp() {
-  auto t = std::chrono::system_clock::to_time_t(system_clock().wall());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
-}
-
 Expected<std::string> git_out(const std::string& dir, std::vector<std::string> args, bool& ok) {
   CommandSpec spec;
   spec.argv = {"git"};
@@ -250,7 +241,7 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
   }
   // A new run is named by the UTC second it starts in; a second new run in
   // the same second takes the next free "-NN" (names still sort by age).
-  const std::string named = place->develop_home + "/runs/" + stamp();
+  const std::string named = place->develop_home + "/runs/" + utc_stamp(system_clock().wall());
   std::string fresh = named;
   for (int n = 2; run_dir.empty() && path_exists(join_path(fresh, kStateFile)); ++n) {
     if (n > 99) return setup_error(named + " exists already; run devgraph run again in a second");

@@ -1,5 +1,7 @@
 #include "util/args.h"
 
+#include <cmath>
+
 #include <cctype>
 #include <charconv>
 #include <limits>
@@ -262,6 +264,17 @@ std::optional<long long> parse_int(std::string_view text, bool* out_of_range) {
     return magnitude == limit ? std::numeric_limits<long long>::min()
                               : -static_cast<long long>(magnitude);
   return static_cast<long long>(magnitude);
+}
+
+std::optional<double> parse_seconds(const std::string& text) {
+  try {
+    size_t used = 0;
+    double v = std::stod(text, &used);
+    if (used != text.size() || !std::isfinite(v)) return std::nullopt;
+    return v;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace devgraph

@@ -114,4 +114,8 @@ class ArgParser {
 // 64-bit range also sets *out_of_range.
 std::optional<long long> parse_int(std::string_view text, bool* out_of_range = nullptr);
 
+// A number of seconds as the reference's float flags take it (whole text,
+// finite); nullopt otherwise.
+std::optional<double> parse_seconds(const std::string& text);
+
 }  // namespace devgraph

@@ -51,4 +51,12 @@ std::string iso_utc(std::chrono::system_clock::time_point t) {
   return out;
 }
 
+std::string utc_stamp(std::chrono::system_clock::time_point t) {
+  std::string iso = iso_utc(t);  // 2026-09-03T20:00:00+00:00
+  std::string out;
+  for (char c : iso.substr(0, 19))
+    if (c != '-' && c != ':') out += c;
+  return out + "Z";
+}
+
 }  // namespace devgraph

@@ -32,4 +32,7 @@ const Clock& system_clock();
 // "2026-09-03T20:00:00+00:00": UTC, whole seconds, the reference's format.
 std::string iso_utc(std::chrono::system_clock::time_point t);
 
+// "20260903T200000Z": the same instant as a name (run directories).
+std::string utc_stamp(std::chrono::system_clock::time_point t);
+
 }  // namespace devgraph

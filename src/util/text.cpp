@@ -22,4 +22,12 @@ std::string clip_tail(const std::string& s, size_t n) {
   return s.size() <= n ? s : s.substr(s.size() - n);
 }
 
+std::string last_line(std::string_view text) {
+  size_t end = text.size();
+  while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == '\r' || text[end - 1] == ' ')) --end;
+  size_t nl = text.rfind('\n', end == 0 ? 0 : end - 1);
+  size_t start = nl == std::string_view::npos || end == 0 ? 0 : nl + 1;
+  return std::string(text.substr(start, end - start));
+}
+
 }  // namespace devgraph

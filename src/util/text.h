@@ -16,4 +16,8 @@ std::string clip_tail(const std::string& s, size_t n);
 // relative to the worktree or by an absolute path inside it).
 bool path_ends_with(const std::string& path, const std::string& tail);
 
+// The last line of `text` with trailing blanks and newlines dropped (a
+// command's stderr quoted in a one-line error).
+std::string last_line(std::string_view text);
+
 }  // namespace devgraph

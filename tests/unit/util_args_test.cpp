@@ -133,3 +133,18 @@ TEST(ParseInt, ReportsNumbersBeyondSixtyFourBits) {
 
 }  // namespace
 }  // namespace devgraph
+
+namespace devgraph {
+namespace {
+
+TEST(ParseSeconds, TakesWholeFiniteNumbersOnly) {
+  EXPECT_EQ(parse_seconds("1.5"), 1.5);
+  EXPECT_EQ(parse_seconds("0"), 0.0);
+  EXPECT_FALSE(parse_seconds("1.5s"));
+  EXPECT_FALSE(parse_seconds("inf"));
+  EXPECT_FALSE(parse_seconds("nan"));
+  EXPECT_FALSE(parse_seconds(""));
+}
+
+}  // namespace
+}  // namespace devgraph

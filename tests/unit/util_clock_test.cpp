@@ -66,3 +66,15 @@ TEST(IsoUtc, IgnoresTheLocalTimeZone) {
 
 }  // namespace
 }  // namespace devgraph
+
+namespace devgraph {
+namespace {
+
+TEST(UtcStamp, NamesTheSameInstantAsIsoUtc) {
+  auto t = std::chrono::system_clock::time_point(std::chrono::seconds(1788465600));
+  EXPECT_EQ(iso_utc(t), "2026-09-03T20:00:00+00:00");
+  EXPECT_EQ(utc_stamp(t), "20260903T200000Z");
+}
+
+}  // namespace
+}  // namespace devgraph

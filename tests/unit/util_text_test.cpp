@@ -21,3 +21,16 @@ TEST(Text, JoinAndClip) {
 
 }  // namespace
 }  // namespace devgraph
+
+namespace devgraph {
+namespace {
+
+TEST(LastLine, IsTheLastNonBlankLineWithoutItsTrailingBlanks) {
+  EXPECT_EQ(last_line("fatal: one\nfatal: two \r\n\n"), "fatal: two");
+  EXPECT_EQ(last_line("only"), "only");
+  EXPECT_EQ(last_line(" \n\n"), "");
+  EXPECT_EQ(last_line(""), "");
+}
+
+}  // namespace
+}  // namespace devgraph
