@@ -612,5 +612,35 @@ TEST_F(RunCli, ANewRunInTheSecondOfAnotherGetsADirectoryOfItsOwn) {
   EXPECT_EQ(res["bundles"][0]["status"], "delivered");
 }
 
+TEST_F(RunCli, UsageErrorsExitThreeWithOneLineAndWriteNothing) {
+  file_issue("alpha");
+  std::string before = test::entries(ai_root + "/develop/local/widgets");
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  std::vector<Case> cases = {
+      {{"run", "--issues", "jira"}, "--issues"},
+      {{"run", "--issues", "github"}, "origin"},
+      {{"run", "--label", "x", "--all-issues"}, "--all-issues"},
+      {{"run", "--max-bundles", "0"}, "--max-bundles"},
+      {{"run", "--max-bundles", "two"}, "--max-bundles"},
+      {{"run", "--watch", "-1"}, "--watch"},
+      {{"run", "--agent", "nobody"}, "--agent"},
+      {{"run", "--agent", "sim"}, "--sim-scenario"},
+      {{"run", "--agent-command", "x {prompt_file}"}, "--agent-command"},
+      {{"run", "--api-backoff-seconds", "soon"}, "--api-backoff-seconds"},
+      {{"run", "--no-such-flag"}, "unrecognized"},
+  };
+  for (const auto& c : cases) {
+    auto r = test::run_devgraph(c.args, env(), repo);
+    EXPECT_EQ(r.exit_code, 3) << c.args[1] << ": " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(test::entries(ai_root + "/develop/local/widgets"), before);
+  EXPECT_FALSE(path_exists(ai_root + "/develop/local/widgets/runs"));
+  EXPECT_FALSE(path_exists(ai_root + "/worktrees"));
+}
+
 }  // namespace
 }  // namespace devgraph
