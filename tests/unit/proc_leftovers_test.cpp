@@ -118,15 +118,19 @@ TEST(Leftovers, APidNowUsedByAnotherProcessIsLeftAlone) {
 }
 
 // A leftover `sh` in a process group of its own, recorded in `path`, that
-// has set `trap_term` for TERM when this returns (it says so through a FIFO).
-pid_t recorded_shell(const std::string& path, const std::string& fifo, const std::string& trap_term,
-                     const std::string& then) {
+// has set `trap_term` for TERM and started `sleep 1000` in the background
+// when this returns (it says so through a FIFO). The background job starts
+// before the word is sent: a TERM to the group always reaches it, and no
+// sleep outlives the test holding its output open.
+pid_t recorded_shell(const std::string& path, const std::string& fifo,
+                     const std::string& trap_term) {
   EXPECT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);
     ::signal(SIGTERM, SIG_DFL);
-    std::string script = "trap '" + trap_term + "' TERM; echo ready > '" + fifo + "'; " + then;
+    std::string script =
+        "trap '" + trap_term + "' TERM; sleep 1000 & echo ready > '" + fifo + "'; wait";
     ::execlp("sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
@@ -146,7 +150,7 @@ TEST(Leftovers, WithAGraceALeftoverIsAskedToStopFirst) {
   const std::string path = scratch / "live-drivers";
   // Exits 0 on TERM, as a driver that stops cleanly does; a KILL would
   // leave it no say.
-  pid_t pid = recorded_shell(path, scratch / "fifo", "exit 0", "sleep 1000 & wait");
+  pid_t pid = recorded_shell(path, scratch / "fifo", "exit 0");
   auto ended = end_leftover_children(path, std::chrono::seconds(10), std::chrono::seconds(10));
   ASSERT_TRUE(ended.ok()) << ended.error().message;
   EXPECT_EQ(*ended, 1);
@@ -159,7 +163,7 @@ TEST(Leftovers, WithAGraceALeftoverIsAskedToStopFirst) {
 TEST(Leftovers, ALeftoverThatIgnoresTheStopIsKilledAfterTheGrace) {
   test::Scratch scratch;
   const std::string path = scratch / "live-drivers";
-  pid_t pid = recorded_shell(path, scratch / "fifo", "", "sleep 1000 & wait");
+  pid_t pid = recorded_shell(path, scratch / "fifo", "");
   auto ended = end_leftover_children(path, std::chrono::seconds(10), std::chrono::milliseconds(50));
   ASSERT_TRUE(ended.ok()) << ended.error().message;
   EXPECT_EQ(*ended, 1);
