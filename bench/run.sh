@@ -72,6 +72,50 @@ if r["status"] != "COMPLETE": sys.exit("run: " + r["status"])
 print(sys.argv[1], r["orchestrator_cpu_ms"])' "$(((end - start) / 1000000))"
 }
 
+# The floor under one bundle's own work, measured here beside the runs:
+# every durable write the store makes (an append with fdatasync, a file
+# replaced with fsync of file and directory) and every process a bundle
+# starts (git, its test and build commands, each persona). With strace
+# present a traced single-issue run counts both; each count is then priced
+# at this machine's cost of the same operation, measured now.
+floor_ms=""
+if command -v strace > /dev/null; then
+  mkdir -p "$work/floor"
+  strace -f -qq -e trace=execve,fsync,fdatasync -e signal=none -o "$work/floor/trace" \
+    bash -c "$(declare -f one_run); devgraph='$devgraph' work='$work' parallel=1 one_run '$work/floor/run' 1" \
+    > /dev/null
+  syncs=$(grep -cE '(fsync|fdatasync)\(.*= 0$' "$work/floor/trace" || true)
+  # execve tries each PATH entry: count the ones that succeeded, less the
+  # set-up (git init/add/commit, `devgraph issue new`, the timing's python).
+  procs=$(grep -E 'execve\(.*= 0$' "$work/floor/trace" | grep -cE '"(git|true|sim-agent|run-bundle)"' || true)
+  floor_ms=$(python3 - "$work/floor" "$syncs" "$procs" <<'PY'
+import os, subprocess, sys, time
+d, syncs, procs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+n = 100
+start = time.monotonic()
+for i in range(n):  # a replace (file and directory fsync) and an append
+    with open(f"{d}/f.tmp", "w") as f:
+        f.write("x" * 200); f.flush(); os.fsync(f.fileno())
+    os.rename(f"{d}/f.tmp", f"{d}/f")
+    fd = os.open(d, os.O_RDONLY); os.fsync(fd); os.close(fd)
+sync_ms = (time.monotonic() - start) * 1000 / (2 * n)
+start = time.monotonic()
+for i in range(n // 2):
+    subprocess.run(["git", "-C", d, "--version"], stdout=subprocess.DEVNULL, check=True)
+proc_ms = (time.monotonic() - start) * 1000 / (n // 2)
+# A bundle's worktree costs git far more than a process: priced apart.
+repo = f"{d}/run/repo"
+start = time.monotonic()
+for i in range(5):
+    subprocess.run(["git", "-C", repo, "worktree", "add", "-q", "-b", f"floor{i}", f"{d}/wt{i}"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+worktree_ms = (time.monotonic() - start) * 1000 / 5
+total = syncs * sync_ms + (procs - 1) * proc_ms + worktree_ms
+print(f"{total:.0f} {syncs} {sync_ms:.2f} {procs - 1} {proc_ms:.2f} {worktree_ms:.0f}")
+PY
+)
+fi
+
 walls=()
 cpus=()
 singles=()
@@ -83,9 +127,10 @@ for i in $(seq 1 "$runs"); do
   cpus+=("$c")
 done
 
-python3 - "$latency" "$bundles" "$parallel" "${walls[*]}" "${cpus[*]}" "${singles[*]}" <<'PY'
+python3 - "$latency" "$bundles" "$parallel" "${walls[*]}" "${cpus[*]}" "${singles[*]}" "$floor_ms" <<'PY'
 import statistics, sys, math
 latency, bundles, parallel = map(int, sys.argv[1:4])
+floor = sys.argv[7].split()
 walls = [int(x) for x in sys.argv[4].split()]
 cpus = [int(x) for x in sys.argv[5].split()]
 singles = [int(x) for x in sys.argv[6].split()]
@@ -97,5 +142,10 @@ print(f"wall clock median {wall / 1000:.2f} s (runs: {', '.join(f'{w / 1000:.2f}
 print(f"ideal {ideal / 1000:.2f} s ({waves} waves x 6 latencies); ratio {wall / ideal:.3f}")
 single = statistics.median(singles)
 print(f"one single-issue run median {single / 1000:.2f} s; {waves} waves of it {waves * single / 1000:.2f} s; ratio {wall / (waves * single):.3f}")
+if floor:
+    f = float(floor[0])
+    print(f"floor per bundle {f:.0f} ms: {floor[1]} durable syncs x {floor[2]} ms"
+          f" + {floor[3]} processes x {floor[4]} ms + a worktree {floor[5]} ms")
+    print(f"ideal with {waves} waves of that floor {(ideal + waves * f) / 1000:.2f} s; ratio {wall / (ideal + waves * f):.3f}")
 print(f"orchestrator CPU median {statistics.median(cpus)} ms, {statistics.median(cpus) / bundles:.1f} ms per bundle")
 PY
