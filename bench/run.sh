@@ -41,7 +41,8 @@ scenario = {"default": {"latency_ms": latency, "result": done("{persona} approve
   "planner": [{"latency_ms": latency, "result": done("planned"),
                "files": [f("docs/develop/plans/{bundle}.md", "# Plan {bundle}\n"),
                          f("docs/develop/plans/{bundle}.tasks.json", json.dumps(tasks))]}],
-  "tdd-writer": [{"latency_ms": latency, "result": done("red"),
+  "tdd-writer": [{"latency_ms": latency,
+                  "result": dict(done("red"), commands=["sh tests/{bundle}.sh"]),
                   "files": [f("tests/{bundle}.sh", "grep -qx {bundle} src/{bundle}.txt\n")]}],
   "developer": [{"latency_ms": latency, "result": done("green"),
                  "files": [f("src/{bundle}.txt", "{bundle}\n")]}]}}

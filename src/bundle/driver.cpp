@@ -173,7 +173,7 @@ struct Driver::Impl {
     if (!planned) return blocked(planned.error().message);
     if (!planned->empty()) return blocked(*planned);
     if (auto s = load_plan(); !s) return blocked(s.error().message);
-    lane.emplace(run, plan, tails, layout.spec(), max_parallel, max_live);
+    lane.emplace(run, plan, tails, in, max_parallel, max_live);
     auto scheduler = walker.node_of_type("bundle", "scheduler");
     if (scheduler && node() == *scheduler) {
       auto why = lane->run();

@@ -140,28 +140,7 @@ std::pair<bool, std::string> run_recorded(BundleRun& run, const GateInputs& in, 
   if (cmd.empty()) return {true, std::string("no ") + key + " command recorded"};
   auto argv = split_command(cmd);
   if (!argv) return {false, std::string(key) + " " + argv.error().message};
-  CommandSpec spec;
-  spec.argv = *argv;
-  spec.cwd = run.ctx.worktree;
-  spec.timeout = in.command_timeout;
-  spec.max_output_bytes = 256 * 1024;
-  spec.on_wait = in.on_wait;
-  spec.stop_on_signal = true;
-  // A project's test suite can take minutes: the records let the live
-  // view (and anyone reading the log) see what runs and how long it took.
-  run.journal.log("command_started", Json{{"command", key}, {"argv", cmd}});
-  const auto began = std::chrono::steady_clock::now();
-  auto r = run.runner.run(spec);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  Json done = {{"command", key},
-               {"exit", r ? Json(r->exit_code) : Json(nullptr)},
-               {"timed_out", r ? r->timed_out : false},
-               {"seconds", std::round(seconds * 10) / 10}};
-  if (!r) done["error"] = r.error().message;
-  if (r && r->interrupted()) done["interrupted_by"] = r->interrupted_by;
-  run.journal.log("command_finished", std::move(done));
-  if (r && r->interrupted()) run.dispatch.stop(r->interrupted_by);
+  auto r = run_logged(run, in, key, *argv, cmd);
   if (!r) return {false, r.error().message};
   return {r->ok(), clip_tail(r->out + r->err, 4000)};
 }
@@ -390,6 +369,33 @@ Expected<std::string> run_gates(BundleRun& run, const GateInputs& in, std::strin
     if (step->delivered) return std::string();
     extra = step->extra;
   }
+}
+
+Expected<CommandResult> run_logged(BundleRun& run, const GateInputs& in, const std::string& label,
+                                   const std::vector<std::string>& argv, const std::string& text) {
+  CommandSpec spec;
+  spec.argv = argv;
+  spec.cwd = run.ctx.worktree;
+  spec.timeout = in.command_timeout;
+  spec.max_output_bytes = 256 * 1024;
+  spec.on_wait = in.on_wait;
+  spec.stop_on_signal = true;
+  // A project's test suite can take minutes: the records let the live
+  // view (and anyone reading the log) see what runs and how long it took.
+  run.journal.log("command_started", Json{{"command", label}, {"argv", text}});
+  const auto began = std::chrono::steady_clock::now();
+  auto r = run.runner.run(spec);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  Json done = {{"command", label},
+               {"exit", r ? Json(r->exit_code) : Json(nullptr)},
+               {"timed_out", r ? r->timed_out : false},
+               {"seconds", std::round(seconds * 10) / 10}};
+  if (!r) done["error"] = r.error().message;
+  if (r && r->interrupted()) done["interrupted_by"] = r->interrupted_by;
+  run.journal.log("command_finished", std::move(done));
+  if (r && r->interrupted()) run.dispatch.stop(r->interrupted_by);
+  return r;
 }
 
 }  // namespace devgraph::bundle

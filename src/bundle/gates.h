@@ -34,6 +34,13 @@ struct GateInputs {
   std::chrono::milliseconds command_timeout{std::chrono::minutes(30)};
 };
 
+// Runs `argv` in the worktree as a gate does (the command timeout, bounded
+// output, stopped by a stop signal, which then stops the driver too),
+// with command_started / command_finished in the bundle's log under
+// `label`.
+Expected<CommandResult> run_logged(BundleRun& run, const GateInputs& in, const std::string& label,
+                                   const std::vector<std::string>& argv, const std::string& text);
+
 // plan_bundle: "" once the cursor moved on to the task scheduler.
 Expected<std::string> run_plan(BundleRun& run, const GateInputs& in);
 // bundle_verify .. documentation_review: "" once every gate passed.

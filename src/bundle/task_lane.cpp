@@ -16,15 +16,19 @@ namespace {
 
 constexpr const char* kLane = "task";
 constexpr const char* kRepairOwnerKey = "repair_owner";
+// The task's check as its red step named it (the cursor's record).
+constexpr const char* kCheckKey = "check_commands";
+constexpr const char* kCheckArtifactsKey = "check_artifacts";
 
 }  // namespace
 
 TaskLane::TaskLane(BundleRun& run, schedule::Plan& plan, const std::vector<int>& tails,
-                   std::string spec_path, int max_parallel, size_t max_live)
+                   GateInputs gates, int max_parallel, size_t max_live)
     : run_(run),
       plan_(plan),
       tails_(tails),
-      spec_path_(std::move(spec_path)),
+      gates_(std::move(gates)),
+      spec_path_(gates_.spec_path),
       max_parallel_(max_parallel),
       max_live_(max_live) {
   for (const auto& t : plan_.tasks) tasks_[t.id].id = t.id;
@@ -211,7 +215,118 @@ Status TaskLane::on_writer(TaskRun& t, const PersonaResult& r) {
   std::string_view route = concerns && has_route(lane::route::kConcernsObservational)
                                ? lane::route::kConcernsObservational
                                : lane::route::kDone;
+  if (n && n->evidence == kEvidenceCheckFails) return red_gate(t, r, route, done);
   return take(t, route, done, r.detail());
+}
+
+// -- evidence -------------------------------------------------------------------
+
+Expected<std::vector<CheckCommand>> TaskLane::check_of(
+    const std::string& id, const std::vector<std::string>& commands,
+    const std::vector<std::string>& artifacts) const {
+  CheckInputs in;
+  in.commands = commands;
+  for (const char* key : {"test", "build"})
+    if (auto c = run_.command(key); !c.empty()) in.recorded.push_back(c);
+  in.footprint = &spec(id).footprint;
+  in.artifacts = artifacts;
+  return check_commands(in);
+}
+
+TaskLane::CheckRun TaskLane::run_check(const std::string& id,
+                                       const std::vector<CheckCommand>& cmds) {
+  CheckRun out;
+  for (const auto& cmd : cmds) {
+    auto ran = run_logged(run_, gates_, "check " + id, cmd.argv, cmd.text);
+    out.verdict = verdict_of(ran);
+    out.what = describe_check(cmd, ran);
+    out.output = ran ? clip_tail(ran->out + ran->err, 2000) : std::string();
+    out.exit = ran ? ran->exit_code : -1;
+    if (out.verdict != CheckVerdict::green || run_.dispatch.stop_signal()) break;
+  }
+  return out;
+}
+
+Status TaskLane::send_back(TaskRun& t, const PersonaResult& r, const std::string& why) {
+  // The writer's DONE is not evidence: it goes through blocker_recovery as
+  // the writer's own block would, so the retry budget bounds it.
+  PersonaResult back = r;
+  back.status = "BLOCKED";
+  back.summary = clip(why, 300);
+  back.blockers = {why};
+  back.missing_context.clear();
+  back.raw["status"] = "BLOCKED";
+  back.raw["summary"] = back.summary;
+  back.raw["blockers"] = back.blockers;
+  return stop(t, back);
+}
+
+Status TaskLane::red_gate(TaskRun& t, const PersonaResult& r, std::string_view route,
+                          std::string_view event) {
+  auto cmds = check_of(t.id, json_str_list(r.raw, "commands"), r.artifacts);
+  if (!cmds) return send_back(t, r, "devgraph cannot run your check: " + cmds.error().message);
+  CheckRun ran = run_check(t.id, *cmds);
+  if (run_.dispatch.stop_signal()) return {};
+  const std::string output =
+      ran.output.empty() ? "" : "\n" + templates::fence_data("output", ran.output);
+  switch (ran.verdict) {
+    case CheckVerdict::red: {
+      Json detail = r.detail();
+      std::vector<std::string> texts;
+      for (const auto& c : *cmds) texts.push_back(c.text);
+      detail["check"] = Json{{"commands", texts}, {"failed", ran.what}};
+      // On the cursor: a repair by the test writer that names no check
+      // leaves this one in force for verify.
+      return take(t, route, event, std::move(detail),
+                  Json{{kCheckKey, texts}, {kCheckArtifactsKey, r.artifacts}});
+    }
+    case CheckVerdict::green:
+      return send_back(t, r,
+                       "devgraph ran your check and it passes already (" + ran.what +
+                           "), so it proves nothing. Write a test that fails until the task is "
+                           "implemented, and list the commands that run it." +
+                           output);
+    case CheckVerdict::not_run:
+      break;
+  }
+  return send_back(t, r,
+                   "devgraph ran your check: " + ran.what +
+                       ", which is no failing test. List the commands that run your test." +
+                       output);
+}
+
+Status TaskLane::green_gate(TaskRun& t, const PersonaResult& last, Json detail) {
+  // The test writer's latest result names the check (a repair may have
+  // named a new one); else the one its red step named, from the cursor.
+  const std::string writer = test_writer();
+  auto saved = load_json_file(run_.layout.result(writer, t.id));
+  std::vector<std::string> commands, artifacts;
+  if (saved && saved->is_object() && (*saved)["result"].is_object()) {
+    commands = json_str_list((*saved)["result"], "commands");
+    artifacts = json_str_list((*saved)["result"], "artifacts");
+  }
+  if (commands.empty()) {
+    const Json cursor = run_.journal.task_cursor(t.id);
+    commands = json_str_list(cursor, kCheckKey);
+    artifacts = json_str_list(cursor, kCheckArtifactsKey);
+  }
+  if (commands.empty())
+    return block(t, t.id + ": no check of " + writer + " to run before the commit");
+  auto cmds = check_of(t.id, commands, artifacts);
+  if (!cmds) return block(t, t.id + ": the task's check cannot run: " + cmds.error().message);
+  CheckRun ran = run_check(t.id, *cmds);
+  if (run_.dispatch.stop_signal()) return {};
+  if (ran.verdict == CheckVerdict::green) {
+    std::vector<std::string> texts;
+    for (const auto& c : *cmds) texts.push_back(c.text);
+    detail["check"] = Json{{"commands", texts}, {"passed", true}};
+    return take(t, lane::route::kDone, lane::done_event(t.node), std::move(detail));
+  }
+  std::string finding = "the task's check does not pass after verification: " + ran.what;
+  if (!ran.output.empty()) finding += ":\n" + ran.output;
+  return start_repair(t, {finding}, last.detail(),
+                      "Repair this: devgraph ran the task's check and it does not pass: ",
+                      lane::route::kConcernsActionable, implementer(t.id));
 }
 
 Status TaskLane::on_joined(TaskRun& t, const PersonaResult& last) {
@@ -235,8 +350,10 @@ Status TaskLane::on_joined(TaskRun& t, const PersonaResult& last) {
   }
   Json statuses = Json::object();
   for (const auto& [p, r] : t.joined) statuses[p] = r.status;
-  return take(t, lane::route::kDone, lane::done_event(t.node),
-              Json{{"agent_handle", last.handle}, {"statuses", statuses}});
+  Json detail{{"agent_handle", last.handle}, {"statuses", statuses}};
+  const GraphNode* n = run_.walker.graph().node(t.node);
+  if (n && n->evidence == kEvidenceCheckPasses) return green_gate(t, last, std::move(detail));
+  return take(t, lane::route::kDone, lane::done_event(t.node), std::move(detail));
 }
 
 Status TaskLane::start_repair(TaskRun& t, std::vector<std::string> findings, Json detail,
@@ -285,8 +402,10 @@ Status TaskLane::stop(TaskRun& t, const PersonaResult& r) {
   auto decision =
       decide(run_.walker, t.node, r, spent_budgets(run_.journal.task_cursor(t.id)), pointers);
   DG_TRY(auto where, pass(run_, kLane, t.id, t.node, decision, r.detail()));
-  auto missing = r.missing_context.empty() ? r.blockers : r.missing_context;
-  std::string extra = "Missing context named by the previous attempt: " + join(missing, "; ");
+  std::string extra =
+      r.missing_context.empty()
+          ? "What stopped the previous attempt: " + join(r.blockers, "; ")
+          : "Missing context named by the previous attempt: " + join(r.missing_context, "; ");
   if (!where.extra.empty()) extra += "\n" + where.extra;
   return recovered(t, where, extra);
 }

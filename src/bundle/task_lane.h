@@ -30,6 +30,13 @@
 //   no task starts and no persona is launched; results still arriving move
 //   their cursors on, each cursor then stands at its next node, and run()
 //   returns the reason once nothing is in flight.
+// - Evidence (GRAPH.yaml `evidence`, bundle/evidence.h): at a node with
+//   check_fails (write_tdd) a DONE moves on only once devgraph has run the
+//   test writer's check itself and seen it fail; a check that passes, that
+//   cannot run or that is not allowed sends the writer back through
+//   blocker_recovery (a BLOCKED with the reason, retried within its budget,
+//   then a person). At check_passes (verify) the same check, read from the
+//   test writer's saved result, must pass, or the implementer repairs.
 // - Every journal change the store refuses stops the lane with that error.
 #pragma once
 
@@ -41,6 +48,8 @@
 
 #include "bundle/bundle_run.h"
 #include "bundle/dispatch.h"
+#include "bundle/evidence.h"
+#include "bundle/gates.h"
 #include "bundle/recovery.h"
 #include "schedule/schedule.h"
 #include "util/expected.h"
@@ -49,8 +58,8 @@ namespace devgraph::bundle {
 
 class TaskLane {
  public:
-  TaskLane(BundleRun& run, schedule::Plan& plan, const std::vector<int>& tails,
-           std::string spec_path, int max_parallel, size_t max_live);
+  TaskLane(BundleRun& run, schedule::Plan& plan, const std::vector<int>& tails, GateInputs gates,
+           int max_parallel, size_t max_live);
 
   // Drives every task to its commit. "" when every task is committed, else
   // the reason the bundle cannot go on (tasks waiting for a person).
@@ -90,6 +99,22 @@ class TaskLane {
                       const std::string& lead, std::string_view from_route,
                       const std::string& owner);
   Status commit(TaskRun& t);
+  // The evidence gates (bundle/evidence.h): the test writer's check, which
+  // must fail at write_tdd and pass at verify.
+  Expected<std::vector<CheckCommand>> check_of(const std::string& id,
+                                               const std::vector<std::string>& commands,
+                                               const std::vector<std::string>& artifacts) const;
+  struct CheckRun {
+    CheckVerdict verdict = CheckVerdict::green;
+    std::string what;    // the deciding command and its outcome
+    std::string output;  // its output's tail
+    int exit = 0;
+  };
+  CheckRun run_check(const std::string& id, const std::vector<CheckCommand>& cmds);
+  Status red_gate(TaskRun& t, const PersonaResult& r, std::string_view route,
+                  std::string_view event);
+  Status green_gate(TaskRun& t, const PersonaResult& last, Json detail);
+  Status send_back(TaskRun& t, const PersonaResult& r, const std::string& why);
   Status block(TaskRun& t, const std::string& why);
   Status adopt_cursors();
 
@@ -113,6 +138,7 @@ class TaskLane {
   BundleRun& run_;
   schedule::Plan& plan_;
   const std::vector<int>& tails_;
+  GateInputs gates_;
   std::string spec_path_;
   int max_parallel_;
   size_t max_live_;

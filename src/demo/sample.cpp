@@ -273,6 +273,7 @@ Json sample_scenario(const std::vector<SampleBundle>& bundles, long long latency
       Json red = done("failing tests for {bundle}/{task} in " + t.test.path);
       red["evidence"] =
           Json::array({"ModuleNotFoundError on the base code: " + t.impl.path + " is missing"});
+      red["commands"] = Json::array({std::string("python3 -m unittest ") + t.test.path});
       tdd.push_back({{"bundle", b.id},
                      {"task", t.id},
                      {"latency_ms", latency_ms},

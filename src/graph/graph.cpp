@@ -321,6 +321,9 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
     DG_TRY(n.dispatched_by, r.str(at(*it, "dispatched_by"), field + ".dispatched_by", false));
     DG_TRY(n.dispatches, r.str(at(*it, "dispatches"), field + ".dispatches", false));
     DG_TRY(n.next, r.str(at(*it, "next"), field + ".next", false));
+    DG_TRY(n.evidence, r.str(at(*it, "evidence"), field + ".evidence", false));
+    if (!n.evidence.empty() && n.evidence != "check_fails" && n.evidence != "check_passes")
+      return r.bad(field + ".evidence", "check_fails or check_passes");
     const Json& routes = at(*it, "routes");
     if (!routes.is_null() && !routes.is_object()) return r.bad(field + ".routes", "a mapping");
     if (routes.is_object()) {

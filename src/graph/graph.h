@@ -38,6 +38,10 @@ struct GraphNode {
   std::vector<std::pair<std::string, std::string>> routes;  // in file order
   int max_cycles = 0;
   int max_retries = 0;
+  // The evidence code requires before the node's done route is taken:
+  // "check_fails" (the test writer's check, run by devgraph, fails),
+  // "check_passes" (it passes), or "" (none beyond the result).
+  std::string evidence;
   std::string lane;  // filled from `lanes`; empty when the node is in none
 
   bool operator==(const GraphNode&) const = default;

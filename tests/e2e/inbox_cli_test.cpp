@@ -110,7 +110,12 @@ class InboxCli : public ::testing::Test {
         Json::array({{{"task", "T1"},
                       {"dispatch_contains", "XYZZY"},
                       {"files", Json::array({file("tests/T1.sh", "grep -qx hello src/T1.txt\n")})},
-                      {"result", done("red test for T1")}},
+                      {"result",
+                       [] {
+                         Json r = done("red test for T1");
+                         r["commands"] = Json::array({"sh tests/T1.sh"});
+                         return r;
+                       }()}},
                      {{"task", "T1"},
                       {"result",
                        {{"status", "NEEDS_CONTEXT"},

@@ -90,7 +90,11 @@ Json sim_scenario(long long latency_ms) {
     tdd.push_back({{"task", t.id},
                    {"latency_ms", latency_ms},
                    {"files", Json::array({{{"path", t.test.path}, {"content", t.test.content}}})},
-                   {"result", done("failing tests for {task}")}});
+                   {"result", [&] {
+                      Json r = done("failing tests for {task}");
+                      r["commands"] = Json::array({"python3 -m unittest " + t.test.path});
+                      return r;
+                    }()}});
     dev.push_back({{"task", t.id},
                    {"latency_ms", latency_ms},
                    {"files", Json::array({{{"path", t.impl.path}, {"content", t.impl.content}}})},
@@ -468,8 +472,10 @@ TEST(RunBundleGithub, PathsStagedForAnotherTaskStayOutOfACommit) {
   const auto tasks = sample_tasks();
   auto t3 = std::find_if(tasks.begin(), tasks.end(), [](const auto& t) { return t.id == "T3"; });
   ASSERT_NE(t3, tasks.end());
+  // An unfinished start of T3's module, staged: T3's test still fails on
+  // it, and T3's developer finishes it.
   EXPECT_TRUE(make_directories(dirname_of(b.wt + "/" + t3->impl.path)));
-  test::write_text(b.wt + "/" + t3->impl.path, t3->impl.content);
+  test::write_text(b.wt + "/" + t3->impl.path, "# to be written\n");
   git_out(b.wt, {"add", "--", t3->impl.path});
   auto r = b.run_bundle();
   expect_delivered_once(b, r);

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "bundle/run.h"
+#include "support/run_scenario.h"
 #include "support/test_util.h"
 #include "util/fs.h"
 #include "util/json.h"
@@ -49,16 +50,9 @@ std::vector<PlannedTask> default_plan() {
           {"T3", "banner", "welcome", {"T1", "T2"}, {}}};
 }
 
-Json file(const std::string& path, const std::string& content) {
-  return Json{{"path", path}, {"content", content}};
-}
-
-Json done(const std::string& summary, Json artifacts = Json::array()) {
-  return Json{{"status", "DONE"},
-              {"summary", summary},
-              {"evidence", Json::array()},
-              {"artifacts", artifacts}};
-}
+using test::done;
+using test::file;
+using test::red;
 
 size_t count_of(const std::string& haystack, const std::string& needle) {
   size_t n = 0;
@@ -146,7 +140,7 @@ class RunBundle : public ::testing::Test {
       personas["tdd-writer"].push_back(
           {{"task", t.id},
            {"files", Json::array({file(t.test(), "grep -qx " + t.word + " " + t.impl() + "\n")})},
-           {"result", done("red test for {task}")}});
+           {"result", red("red test for {task}", "sh " + t.test())}});
       personas["developer"].push_back({{"task", t.id},
                                        {"files", Json::array({file(t.impl(), t.word + "\n")})},
                                        {"result", done("wrote {task}")}});
@@ -678,8 +672,16 @@ TEST_F(RunBundle, FindingThatSurvivesARepairEscalatesEarly) {
 
 TEST_F(RunBundle, FailingBundleVerifyIsRepairedThenDone) {
   one_task();
-  // T1's developer writes the wrong word and its verifiers miss it: only the
-  // real test command at bundle_verify catches it.
+  // T1's developer writes the wrong word, and its verifiers and its own
+  // check (which only asks for the file) miss it: only the real test
+  // command at bundle_verify catches it.
+  plan[0].extra_files = {"tests/T1-exists.sh"};
+  scenario = base_scenario();
+  prepend("tdd-writer",
+          {{"task", "T1"},
+           {"files", Json::array({file("tests/T1.sh", "grep -qx hello src/T1.txt\n"),
+                                  file("tests/T1-exists.sh", "test -s src/T1.txt\n")})},
+           {"result", red("red test for T1", "sh tests/T1-exists.sh")}});
   prepend("developer", {{"task", "T1"},
                         {"files", Json::array({file("src/T1.txt", "hi\n")})},
                         {"result", done("wrote T1")}});
@@ -787,7 +789,11 @@ TEST_F(RunBundle, VerifierFindingsAboutTheTestAreRepairedByTheTestWriter) {
           {{"task", "T1"},
            {"call", 1},
            {"files", Json::array({file(t.test(), "grep -qx " + t.word + " " + t.impl() + "\n")})},
-           {"result", done("red test for T1", Json::array({t.test()}))}});
+           {"result", [&] {
+              Json r = red("red test for T1", "sh " + t.test());
+              r["artifacts"] = Json::array({t.test()});
+              return r;
+            }()}});
   prepend("tester",
           {{"task", "T1"},
            {"call", 1},

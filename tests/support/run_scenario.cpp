@@ -19,8 +19,16 @@ Json file(const std::string& path, const std::string& content) {
   return Json{{"path", path}, {"content", content}};
 }
 
-Json done(const std::string& summary) {
-  return Json{{"status", "DONE"}, {"summary", summary}, {"evidence", Json::array()}};
+Json done(const std::string& summary, Json artifacts) {
+  Json r{{"status", "DONE"}, {"summary", summary}, {"evidence", Json::array()}};
+  if (!artifacts.is_null()) r["artifacts"] = std::move(artifacts);
+  return r;
+}
+
+Json red(const std::string& summary, const std::string& check) {
+  Json r = done(summary);
+  r["commands"] = Json::array({check});
+  return r;
 }
 
 Json one_task_scenario(const OneTaskScenario& o) {
@@ -48,7 +56,7 @@ Json one_task_scenario(const OneTaskScenario& o) {
   personas["planner"] = planner;
   personas["tdd-writer"] = Json::array(
       {rule(Json::array({file("tests/{bundle}.sh", "grep -qx {bundle} src/{bundle}.txt\n")}),
-            done("red for {task}"))});
+            red("red for {task}", "sh tests/{bundle}.sh"))});
   Json developer = Json::array();
   for (const auto& b : o.hang)
     developer.push_back({{"bundle", b}, {"task", "T1"}, {"call", 1}, {"fail", "hang"}});

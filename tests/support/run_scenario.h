@@ -16,9 +16,12 @@ namespace devgraph::test {
 // run-tests.sh: runs every tests/*.sh, fails when one fails.
 extern const char* const kRunTests;
 
-// A sim rule's file and a DONE result.
+// A sim rule's file and a DONE result (with `artifacts` when given).
 Json file(const std::string& path, const std::string& content);
-Json done(const std::string& summary);
+Json done(const std::string& summary, Json artifacts = Json());
+// A test writer's DONE naming its check (the commands devgraph runs to see
+// the new test fail, then pass).
+Json red(const std::string& summary, const std::string& check);
 
 struct OneTaskScenario {
   long long latency_ms = 20;       // every persona's time

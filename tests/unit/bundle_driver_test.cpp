@@ -62,6 +62,17 @@ class BundleDriver : public ::testing::Test {
   std::map<std::string, std::vector<std::string>> dispatches;
 
   void SetUp() override {
+    // A task's check (`sh tests/<task>.sh`) fails until the developer has
+    // written src/<task>.txt.
+    runner.answer = [this](const CommandSpec& spec) -> Expected<CommandResult> {
+      CommandResult r;
+      r.exit_code = 0;
+      if (spec.argv.size() == 2 && spec.argv[0] == "sh" && spec.argv[1].rfind("tests/", 0) == 0) {
+        std::string id = spec.argv[1].substr(6, spec.argv[1].size() - 9);
+        if (!path_exists(worktree + "/src/" + id + ".txt")) r.exit_code = 1;
+      }
+      return r;
+    };
     ASSERT_TRUE(make_directories(worktree).ok());
     test::write_text(worktree + "/.git", "gitdir: " + (s / "repo/.git/worktrees/b1") + "\n");
     Json init = {{"delivery", delivery},
@@ -103,7 +114,9 @@ class BundleDriver : public ::testing::Test {
     }
     if (req.persona == "tdd-writer") {
       write("tests/" + task + ".sh", "test\n");
-      return answer("DONE", "red", {{"artifacts", Json::array({"tests/" + task + ".sh"})}});
+      return answer("DONE", "red",
+                    {{"artifacts", Json::array({"tests/" + task + ".sh"})},
+                     {"commands", Json::array({"sh tests/" + task + ".sh"})}});
     }
     if (req.persona == "developer") {
       write("src/" + task + ".txt", "word\n");
@@ -171,7 +184,7 @@ TEST_F(GithubBundleDriver, PushesOnceOpensOnePullRequestAndAsksForAutoMergeOnce)
   EXPECT_NE(gh.prs.begin()->second.body.find("- word T1 (T1)"), std::string::npos);
   EXPECT_EQ(out.result["pr"]["auto_merge"], "enabled");
   EXPECT_EQ(state()["bundles_runtime"]["b1"]["node"], "create_pr");
-  EXPECT_TRUE(runner.calls.empty());
+  EXPECT_EQ(runner.calls.size(), 2 * plan.size()) << "each task's check, red then green";
 }
 
 TEST_F(GithubBundleDriver, AFailingLookupIsNeverTakenForNoPullRequest) {
@@ -206,7 +219,9 @@ TEST_F(BundleDriver, WalksEveryTaskThroughItsLaneWithoutStartingAProcess) {
   auto out = drive(l);
   ASSERT_EQ(out.exit_code, kExitOk) << out.result.dump();
   EXPECT_EQ(out.result["status"], "DONE");
-  EXPECT_TRUE(runner.calls.empty()) << runner.calls.size() << " commands were run";
+  // The only commands are the tasks' checks, each seen failing, then passing.
+  EXPECT_EQ(runner.calls.size(), 2 * plan.size());
+  for (const auto& c : runner.calls) EXPECT_TRUE(c.size() == 2 && c[0] == "sh") << describe_argv(c);
   Json c = state()["bundles_runtime"]["b1"];
   EXPECT_EQ(c["node"], "create_pr");
   EXPECT_EQ(c["status"], "complete");
@@ -352,7 +367,7 @@ TEST_F(BundleDriver, AWriteThatConflictsWithAnInFlightTasksFootprintIsHeldForAPe
   // T2 claims src/shared/*.txt; T1 writes a note under src/shared/ while T2
   // is still verifying (completions arrive in launch order here).
   plan = {{"T1", {}, {}}, {"T2", {}, {"src/shared/*.txt"}}};
-  extra_writes["developer T1"] = {"src/shared/T1.md"};
+  extra_writes["developer T1"] = {"src/shared/T1.md", "src/T1.txt"};
   scripted["developer T1 1"] =
       answer("DONE", "green", {{"artifacts", Json::array({"src/T1.txt", "src/shared/T1.md"})}});
   auto l = launcher();
@@ -374,7 +389,7 @@ TEST_F(BundleDriver, AWriteThatConflictsWithAnInFlightTasksFootprintIsHeldForAPe
 
 TEST_F(BundleDriver, AWriteNobodyClaimsExtendsTheFootprint) {
   plan = {{"T1", {}, {}}, {"T2", {}, {}}};
-  extra_writes["developer T1"] = {"docs/T1-notes.md"};
+  extra_writes["developer T1"] = {"docs/T1-notes.md", "src/T1.txt"};
   scripted["developer T1 1"] =
       answer("DONE", "green", {{"artifacts", Json::array({"src/T1.txt", "docs/T1-notes.md"})}});
   auto l = launcher();
@@ -578,6 +593,87 @@ TEST_F(BundleDriver, AResumedDriverReusesTheResultsSavedForTheSameVisit) {
   auto out = drive(second);
   EXPECT_EQ(out.exit_code, kExitOk);
   EXPECT_TRUE(second.launches.empty());
+  EXPECT_EQ(commits_of("T1"), 1u);
+}
+
+// -- the evidence gates ---------------------------------------------------------
+
+TEST_F(BundleDriver, ATestWriterWhoseCheckPassesAlreadyIsSentBackWithTheReason) {
+  plan = {{"T1", {}, {}}};
+  auto normal = runner.answer;
+  int checks = 0;
+  runner.answer = [&](const CommandSpec& spec) -> Expected<CommandResult> {
+    if (++checks == 1) {  // the first red step's test proves nothing
+      CommandResult r;
+      r.exit_code = 0;
+      r.out = "1 passed";
+      return r;
+    }
+    return normal(spec);
+  };
+  auto l = launcher();
+  auto out = drive(l);
+  ASSERT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  EXPECT_EQ(l.calls("tdd-writer T1"), 2);
+  EXPECT_EQ(l.calls("developer T1"), 1) << "nothing is implemented on a passing test";
+  auto blocked = of("BLOCKED", "T1");
+  ASSERT_EQ(blocked.size(), 1u);
+  EXPECT_EQ(blocked[0]["lane_from"], "write_tdd");
+  ASSERT_EQ(dispatches["tdd-writer T1"].size(), 2u);
+  const std::string& again = dispatches["tdd-writer T1"][1];
+  EXPECT_NE(again.find("passes already"), std::string::npos) << again;
+  EXPECT_NE(again.find("1 passed"), std::string::npos) << "its output goes with it, as data";
+  auto tdd = of("TDD_DONE", "T1");
+  ASSERT_EQ(tdd.size(), 1u);
+  EXPECT_EQ(tdd[0]["check"]["commands"], Json::array({"sh tests/T1.sh"}));
+  EXPECT_EQ(commits_of("T1"), 1u);
+}
+
+TEST_F(BundleDriver, ACheckThatIsNotAllowedIsNeverRunAndEndsWithAPerson) {
+  plan = {{"T1", {}, {}}};
+  for (int call = 1; call <= 3; ++call)
+    scripted["tdd-writer T1 " + std::to_string(call)] =
+        answer("DONE", "red", {{"commands", Json::array({"git stash"})}});
+  auto l = launcher();
+  auto out = drive(l);
+  EXPECT_EQ(out.exit_code, kExitBlocked);
+  EXPECT_TRUE(runner.calls.empty()) << describe_argv(runner.calls.at(0));
+  EXPECT_EQ(l.calls("tdd-writer T1"), 3) << "the retry budget of blocker_recovery";
+  EXPECT_EQ(l.calls("developer T1"), 0);
+  EXPECT_EQ(task("T1")["node"], "awaiting_human");
+  EXPECT_NE(task("T1")["recovery_why"].get<std::string>().find("may never run"), std::string::npos)
+      << task("T1").dump();
+}
+
+TEST_F(BundleDriver, ACheckThatStillFailsAfterVerificationIsRepairedByTheImplementer) {
+  plan = {{"T1", {}, {}}};
+  // The first developer forgets the file; its verifiers do not notice.
+  scripted["developer T1 1"] = answer("DONE", "green");
+  auto l = launcher();
+  auto out = drive(l);
+  ASSERT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  auto triaged = of("CONCERN_TRIAGED", "T1");
+  ASSERT_EQ(triaged.size(), 1u);
+  EXPECT_EQ(triaged[0]["lane_from"], "verify");
+  EXPECT_EQ(triaged[0]["owner"], "developer");
+  EXPECT_NE(dispatches["developer T1"].at(1).find("`sh tests/T1.sh` exited 1"), std::string::npos);
+  EXPECT_EQ(l.calls("developer T1"), 2);
+  EXPECT_EQ(commits_of("T1"), 1u);
+  EXPECT_EQ(runner.calls.size(), 3u) << "red, then not green, then green";
+}
+
+TEST_F(BundleDriver, ATestWritersRepairThatNamesNoCheckKeepsTheRedStepsCheck) {
+  plan = {{"T1", {}, {}}};
+  scripted["tester T1 1"] =
+      answer("DONE_WITH_CONCERNS", "weak test",
+             {{"findings", Json::array({{{"file", "tests/T1.sh"}, {"description", "too weak"}}})}});
+  scripted["tdd-writer T1 2"] = answer("DONE", "strengthened the test");
+  auto l = launcher();
+  auto out = drive(l);
+  ASSERT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  EXPECT_EQ(l.calls("tdd-writer T1"), 2);
+  EXPECT_EQ(task("T1")["check_commands"], Json::array({"sh tests/T1.sh"}));
+  EXPECT_EQ(runner.calls.size(), 2u);
   EXPECT_EQ(commits_of("T1"), 1u);
 }
 
