@@ -71,6 +71,9 @@ struct LaunchRequest {
   std::string worktree;             // the CLI's working directory
   std::string run_dir;              // granted with --add-dir
   std::string skill_dir;            // where agents/<persona>.md lives
+  // Where the CLI's stdout and stderr of every attempt are appended
+  // (bounded tails, for diagnosis); empty: not kept.
+  std::string output_path;
 };
 
 // A usage or rate limit reported by the provider.

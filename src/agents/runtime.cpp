@@ -20,6 +20,7 @@
 #include "skill/skill.h"
 #include "util/console.h"
 #include "util/fs.h"
+#include "util/unsynced_files.h"
 
 namespace devgraph::agents {
 namespace {
@@ -383,6 +384,21 @@ struct PersonaRuntime::Impl {
     }
   }
 
+  void keep_output(const Launch& l, const ChildExit& ex) {
+    if (l.request.output_path.empty()) return;
+    auto tail = [](const std::string& s) {
+      return s.size() <= kKeptOutputBytes ? s : s.substr(s.size() - kKeptOutputBytes);
+    };
+    std::string how = ex.timed_out          ? "timed out"
+                      : ex.term_signal != 0 ? "killed by signal " + std::to_string(ex.term_signal)
+                                            : "exit " + std::to_string(ex.exit_code);
+    std::string text = "==== " + l.handle + " " + l.request.persona + " attempt " +
+                       std::to_string(l.attempt) + ": " + how + " ====\n-- stdout --\n" +
+                       tail(ex.out) + "\n-- stderr --\n" + tail(ex.err) + "\n";
+    if (auto st = append_file(l.request.output_path, text); !st)
+      log("output_not_kept", Json{{"handle", l.handle}, {"error", st.error().message}});
+  }
+
   void on_exit(ChildExit& ex) {
     auto owner = by_child.find(ex.id);
     if (owner == by_child.end()) return;
@@ -395,6 +411,7 @@ struct PersonaRuntime::Impl {
     l.exit_code = ex.exit_code;
     l.term_signal = ex.term_signal;
     AgentOutput out = backend->parse(ex.exit_code, ex.term_signal, ex.out, ex.err, clock->wall());
+    keep_output(l, ex);
     l.cost += out.cost_usd;
     if (auto t = usage_tokens(out.usage)) l.tokens = l.tokens.value_or(0) + *t;
     total_cost += out.cost_usd;

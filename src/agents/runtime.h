@@ -41,6 +41,11 @@
 //   clock in microseconds, which orders records of different bundles' logs
 //   on one machine). The log is diagnostic: one write(2) per record, no
 //   fsync.
+// - With LaunchRequest::output_path, each attempt's stdout and stderr are
+//   appended there once the child exits: a header naming the handle, the
+//   attempt and how it ended, then at most kKeptOutputBytes of the tail of
+//   each stream. Diagnostic, like the log: no fsync, and a failure to
+//   write is logged, never an error of the launch.
 // - The driver may add its own timers and descriptors; they come back
 //   through next_event() as `timer` and `fd_ready` events.
 // - With watch_stop_signals, SIGINT, SIGTERM and SIGHUP do not end this
@@ -100,6 +105,9 @@ struct RuntimeConfig {
   // Take the stop signals as `interrupted` events (proc/stop_signals.h).
   bool watch_stop_signals = false;
 };
+
+// How much of each stream of one attempt output_path keeps.
+inline constexpr size_t kKeptOutputBytes = 256 * 1024;
 
 // Fills the limits from GRAPH.yaml-style `headless` values (minutes).
 void apply_headless_minutes(RuntimeConfig& config, int persona_timeout_minutes,

@@ -52,6 +52,10 @@ struct BundleLayout {
   std::string result(const std::string& persona, const std::optional<std::string>& task) const {
     return (task ? task_dir(*task) : dir()) + "/" + persona + ".result.json";
   }
+  // The CLI's own output of every launch of the persona (agents/runtime.h).
+  std::string output(const std::string& persona, const std::optional<std::string>& task) const {
+    return (task ? task_dir(*task) : dir()) + "/" + persona + ".output.log";
+  }
 
   // On the branch, relative to the worktree.
   std::string plan_rel() const { return "docs/develop/plans/" + bundle + ".md"; }

@@ -294,8 +294,14 @@ TEST_F(RunBundle, HappyPathCommitsEveryTaskOnceAndReadiesTheBranch) {
   EXPECT_GT(started3[0], committed2[0]);
   // Persona results on disk, and the gates in order.
   for (const auto& t : plan)
-    for (const char* p : {"tdd-writer", "developer", "tester", "adversarial-tester"})
+    for (const char* p : {"tdd-writer", "developer", "tester", "adversarial-tester"}) {
       EXPECT_EQ(saved(p, t.id)["result"]["status"], "DONE") << p << " " << t.id;
+      // The CLI's own output, kept beside its result.
+      EXPECT_NE(
+          test::slurp(bundle_dir + "/tasks/" + t.id + "/" + p + ".output.log").find("RESULT_JSON"),
+          std::string::npos)
+          << p << " " << t.id;
+    }
   EXPECT_EQ(saved("code-reviewer")["node"], "final_review");
   auto passed = find("BUNDLE_VERIFY_PASSED");
   auto approved = find("REVIEW_APPROVED");

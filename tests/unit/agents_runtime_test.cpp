@@ -345,6 +345,46 @@ TEST_F(Runtime, GigabytesOfOutputAreBoundedAndTheResultStillRead) {
   EXPECT_EQ(log[1]["output_truncated"], true);
 }
 
+TEST_F(Runtime, EveryAttemptsOutputIsKeptWhereTheRequestSays) {
+  auto rt = make();
+  LaunchRequest r = req("developer", "fake-mode=fail-then-good fake-state=" + scratch / "s");
+  r.output_path = scratch / "developer.output.log";
+  ASSERT_TRUE(rt->launch(r).ok());
+  auto done = completions(drain(*rt));
+  ASSERT_EQ(done.size(), 1u);
+  std::string kept = test::slurp(r.output_path);
+  const std::string first = "==== " + done[0].handle + " developer attempt 1: exit 1 ====";
+  const std::string second = "==== " + done[0].handle + " developer attempt 2: exit 0 ====";
+  ASSERT_NE(kept.find(first), std::string::npos) << kept;
+  ASSERT_NE(kept.find(second), std::string::npos) << kept;
+  EXPECT_LT(kept.find(first), kept.find(second));
+  EXPECT_NE(kept.find("fake-claude: overloaded"), std::string::npos) << "stderr is kept";
+  EXPECT_NE(kept.find("API Error: 529 overloaded"), std::string::npos) << "stdout is kept";
+  EXPECT_NE(kept.find("after retry"), std::string::npos);
+}
+
+TEST_F(Runtime, KeptOutputIsBoundedAndAFailedWriteIsOnlyLogged) {
+  cfg.max_output_bytes = 4 << 20;
+  ::setenv("FAKE_BYTES", "2097152", 1);
+  auto rt = make();
+  ::unsetenv("FAKE_BYTES");
+  LaunchRequest r = req("tester", "fake-mode=flood");
+  r.output_path = scratch / "tester.output.log";
+  ASSERT_TRUE(rt->launch(r).ok());
+  LaunchRequest nowhere = req("developer", "fake-mode=good");
+  nowhere.output_path = scratch / "no/such/dir/developer.output.log";
+  ASSERT_TRUE(rt->launch(nowhere).ok());
+  auto done = completions(drain(*rt));
+  ASSERT_EQ(done.size(), 2u);
+  for (const auto& c : done) EXPECT_EQ(c.outcome, Outcome::result) << c.error;
+  const size_t size = file_size(r.output_path);
+  EXPECT_LE(size, 2 * kKeptOutputBytes + 1024);
+  EXPECT_GE(size, 2 * kKeptOutputBytes);
+  bool noted = false;
+  for (const auto& rec : read_log(log_path)) noted |= rec["event"] == "output_not_kept";
+  EXPECT_TRUE(noted);
+}
+
 TEST_F(Runtime, UsageLimitPausesNewLaunchesUntilTheReset) {
   ManualClock clock;
   const long long reset = 2'000'000'000;
