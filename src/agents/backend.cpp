@@ -96,6 +96,9 @@ AgentOutput parse_claude_like(BackendKind kind, int exit_code, int term_signal,
     o.structured = data["structured_output"];
   auto r = data.find("result");
   o.final_text = r != data.end() && r->is_string() ? r->get<std::string>() : out;
+  // One turn is the answer alone; each tool call adds one.
+  if (auto t = data.find("num_turns"); t != data.end() && t->is_number_integer())
+    o.tool_calls = std::max(0, t->get<int>() - 1);
   bool is_error = data.value("is_error", false) == true;
   std::string subtype = str_field(data, "subtype");
   o.failed = exit_code != 0 || term_signal != 0 || is_error || subtype.rfind("error", 0) == 0;
@@ -185,9 +188,13 @@ class CodexBackend : public Backend {
       std::string type = str_field(ev, "type");
       if (type == "thread.started") {
         o.session_id = str_field(ev, "thread_id");
+        o.tool_calls = o.tool_calls.value_or(0);  // codex reports every tool item
       } else if (type == "item.completed" && ev.contains("item") && ev["item"].is_object()) {
-        if (str_field(ev["item"], "type") == "agent_message")
-          o.final_text = str_field(ev["item"], "text");
+        const std::string item = str_field(ev["item"], "type");
+        if (item == "agent_message") o.final_text = str_field(ev["item"], "text");
+        if (item == "command_execution" || item == "file_change" || item == "mcp_tool_call" ||
+            item == "web_search")
+          o.tool_calls = o.tool_calls.value_or(0) + 1;
       } else if (type == "turn.completed" && ev.contains("usage")) {
         o.usage = ev["usage"];
       } else if (type == "turn.failed" && ev.contains("error") && ev["error"].is_object()) {
@@ -242,6 +249,11 @@ class GeminiBackend : public Backend {
                        : out;
     o.session_id = str_field(data, "session_id");
     if (data.contains("stats")) o.usage = data["stats"];
+    if (data.contains("stats") && data["stats"].is_object() && data["stats"].contains("tools") &&
+        data["stats"]["tools"].is_object()) {
+      const Json& calls = data["stats"]["tools"]["totalCalls"];
+      if (calls.is_number_integer()) o.tool_calls = std::max(0, calls.get<int>());
+    }
     std::string failure;
     if (data.contains("error") && !data["error"].is_null()) {
       failure =

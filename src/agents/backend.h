@@ -93,6 +93,10 @@ struct AgentOutput {
   bool failed = false;  // the CLI itself failed (exit, is_error, subtype)
   std::string error;    // one line: why it failed
   std::optional<ProviderLimit> limit;
+  // The tool calls the CLI reports the model made (claude: num_turns - 1;
+  // codex: tool items; gemini: stats.tools.totalCalls); nullopt when it
+  // reports none (the sim, any command).
+  std::optional<int> tool_calls;
 };
 
 // The tokens a CLI's usage record reports: input_tokens plus

@@ -107,6 +107,7 @@ struct PersonaRuntime::Impl {
     TimerId timer = 0;
     double cost = 0.0;
     std::optional<long long> tokens;  // summed where the CLI reports them
+    std::optional<int> tool_calls;    // likewise
     long long duration_ms = 0;
     std::string session_id;
     Json usage;
@@ -296,6 +297,7 @@ struct PersonaRuntime::Impl {
     c.session_id = l.session_id;
     c.cost_usd = l.cost;
     c.tokens = l.tokens;
+    c.tool_calls = l.tool_calls;
     c.duration_ms = l.duration_ms;
     c.usage = l.usage;
     c.attempts = l.attempt;
@@ -414,6 +416,7 @@ struct PersonaRuntime::Impl {
     keep_output(l, ex);
     l.cost += out.cost_usd;
     if (auto t = usage_tokens(out.usage)) l.tokens = l.tokens.value_or(0) + *t;
+    if (out.tool_calls) l.tool_calls = l.tool_calls.value_or(0) + *out.tool_calls;
     total_cost += out.cost_usd;
     l.duration_ms += out.duration_ms;
     if (!out.session_id.empty()) l.session_id = out.session_id;

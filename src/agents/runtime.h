@@ -138,6 +138,9 @@ struct Completion {
   // Tokens summed the same way (usage_tokens); nullopt when the CLI
   // reported none.
   std::optional<long long> tokens;
+  // Tool calls summed the same way (AgentOutput::tool_calls); nullopt when
+  // the CLI reported none.
+  std::optional<int> tool_calls;
   long long duration_ms = 0;  // the CLI's own API time, summed
   Json usage;                 // the last attempt's usage
   int attempts = 1;           // launches of the same prompt (retries + 1)

@@ -80,10 +80,10 @@ Expected<long long> int_field(const Json& rule, const char* key, const std::stri
 
 Expected<SimRule> parse_rule(const Json& r, const std::string& where) {
   static const std::set<std::string> known = {
-      "bundle",     "task",      "call",          "after_call",    "dispatch_contains",
-      "latency_ms", "files",     "result",        "resume_result", "text",
-      "fail",       "exit_code", "reset_after_s", "flood_bytes",   "cost_usd",
-      "tokens",     "comment"};
+      "bundle",     "task",       "call",          "after_call",    "dispatch_contains",
+      "latency_ms", "files",      "result",        "resume_result", "text",
+      "fail",       "exit_code",  "reset_after_s", "flood_bytes",   "cost_usd",
+      "tokens",     "tool_calls", "comment"};
   if (!r.is_object()) return fail(where + ": expected an object");
   for (auto& [key, v] : r.items()) {
     (void)v;
@@ -123,6 +123,7 @@ Expected<SimRule> parse_rule(const Json& r, const std::string& where) {
   DG_TRY(rule.reset_after_s, int_field(r, "reset_after_s", where, 60, 0));
   DG_TRY(rule.flood_bytes, int_field(r, "flood_bytes", where, rule.flood_bytes, 0));
   DG_TRY(rule.tokens, int_field(r, "tokens", where, 0, 0));
+  DG_TRY(rule.tool_calls, int_field(r, "tool_calls", where, -1, 0));
   if (r.contains("cost_usd")) {
     const Json& c = r["cost_usd"];
     if (!c.is_number() || c.get<double>() < 0)
@@ -211,7 +212,9 @@ Json claude_document(const std::string& text, const std::string& session, bool i
   doc["is_error"] = is_error;
   doc["duration_ms"] = latency_ms;
   doc["duration_api_ms"] = latency_ms;
-  doc["num_turns"] = 1;
+  const long long calls =
+      rule.tool_calls >= 0 ? rule.tool_calls : 1 + static_cast<long long>(rule.files.size());
+  doc["num_turns"] = 1 + calls;
   doc["result"] = text;
   doc["session_id"] = session;
   doc["total_cost_usd"] = rule.cost_usd;

@@ -34,7 +34,9 @@
 // "malformed", "junk", "hang", "usage_limit", "signal", "flood"),
 // "exit_code" (cli_error, default 1), "reset_after_s" (usage_limit,
 // default 60), "flood_bytes" (flood, default 64 MiB), "cost_usd" and
-// "tokens" (what the answer reports it cost; default 0).
+// "tokens" (what the answer reports it cost; default 0), "tool_calls"
+// (the tool calls it reports, as claude's num_turns - 1; default: one read
+// plus one write per file).
 //
 // Strings in "files" (paths and contents), "result", "resume_result" and
 // "text" may use {persona}, {task} and {bundle} (each "" when the launch
@@ -83,6 +85,9 @@ struct SimRule {
   long long flood_bytes = 64LL * 1024 * 1024;
   double cost_usd = 0.0;  // reported as total_cost_usd
   long long tokens = 0;   // reported as usage.output_tokens
+  // The tool calls the answer reports (as num_turns - 1); -1: as played,
+  // one read of the persona file plus one write per file.
+  long long tool_calls = -1;
 };
 
 struct SimScenario {

@@ -84,6 +84,8 @@ std::optional<PersonaResult> PersonaDispatch::recorded(const Visit& v) const {
   r.session_id = json_str(*j, "session_id");
   r.cost_usd = j->value("cost_usd", 0.0);
   r.duration_ms = j->value("duration_ms", 0LL);
+  if (auto k = j->find("tool_calls"); k != j->end() && k->is_number_integer())
+    r.tool_calls = k->get<int>();
   r.reused = true;
   return r;
 }
@@ -179,6 +181,7 @@ PersonaResult PersonaDispatch::complete(LaunchEvent ev) {
   rec["outcome"] = ev.outcome;
   rec["node"] = v.node;
   rec["cursor_moves"] = v.moves;
+  if (ev.tool_calls) rec["tool_calls"] = *ev.tool_calls;
   if (!stopped)
     not_written(replace_file(layout_.result(v.persona, v.task), dump_py(rec, 2) + "\n"));
   if (!withdrawn) crash_.reach("saved", subject(layout_, v.task, v.persona));
@@ -194,6 +197,7 @@ PersonaResult PersonaDispatch::complete(LaunchEvent ev) {
   r.cost_usd = ev.cost_usd;
   r.duration_ms = ev.duration_ms;
   r.resumed = ev.resumed;
+  r.tool_calls = ev.tool_calls;
   return r;
 }
 

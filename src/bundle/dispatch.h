@@ -61,6 +61,8 @@ struct PersonaResult {
   long long duration_ms = 0;
   bool resumed = false;
   bool reused = false;  // read back from a result file an earlier driver saved
+  // The tool calls its CLI reported; nullopt when the CLI reports none.
+  std::optional<int> tool_calls;
 
   Json raw = Json::object();  // the RESULT_JSON object
   std::string status;

@@ -51,6 +51,7 @@ struct LaunchEvent {
   std::string session_id;
   double cost_usd = 0.0;
   std::optional<long long> tokens;  // where the CLI reported them
+  std::optional<int> tool_calls;    // likewise
   long long duration_ms = 0;
   bool resumed = false;
 };

@@ -20,6 +20,13 @@ constexpr const char* kRepairOwnerKey = "repair_owner";
 constexpr const char* kCheckKey = "check_commands";
 constexpr const char* kCheckArtifactsKey = "check_artifacts";
 
+// A DONE from a persona whose CLI reports that it made no tool call at
+// all is no evidence of work (a CLI that reports none is not judged).
+bool ran_nothing(const PersonaResult& r) {
+  return r.tool_calls && *r.tool_calls == 0 && !r.stopped();
+}
+constexpr const char* kRanNothing = "Your CLI reports no tool call in this launch:";
+
 }  // namespace
 
 TaskLane::TaskLane(BundleRun& run, schedule::Plan& plan, const std::vector<int>& tails,
@@ -172,9 +179,17 @@ Status TaskLane::on_result(const PersonaResult& r) {
     // A block from either verifier wins over the other's answer.
     for (const auto& [p, jr] : t.joined)
       if (jr.stopped()) return stop(t, jr);
+    for (const auto& [p, jr] : t.joined)
+      if (ran_nothing(jr))
+        return send_back(
+            t, jr, std::string(kRanNothing) + " a verifier that ran nothing has verified nothing.");
     return on_joined(t, r);
   }
   if (r.stopped()) return stop(t, r);
+  if (ran_nothing(r))
+    return send_back(
+        t, r,
+        std::string(kRanNothing) + " a writer that read and wrote nothing has not done its task.");
   for (const auto& a : r.artifacts) t.reported.insert(a);
   return on_writer(t, r);
 }

@@ -37,6 +37,10 @@
 //   blocker_recovery (a BLOCKED with the reason, retried within its budget,
 //   then a person). At check_passes (verify) the same check, read from the
 //   test writer's saved result, must pass, or the implementer repairs.
+// - A writer's or verifier's DONE whose CLI reports no tool call at all in
+//   that launch (PersonaResult::tool_calls == 0) is sent back the same way:
+//   it read, wrote and ran nothing. A CLI that reports no count is not
+//   judged by it.
 // - Every journal change the store refuses stops the lane with that error.
 #pragma once
 

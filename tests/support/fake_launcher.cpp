@@ -18,6 +18,11 @@ Expected<std::uint64_t> FakeLauncher::launch(const agents::LaunchRequest& reques
   bundle::LaunchEvent done = launched;
   done.kind = bundle::LaunchEvent::Kind::completed;
   done.result = script_(request, call);
+  // "tool_calls" in a scripted answer is what its CLI would have reported.
+  if (auto t = done.result.find("tool_calls"); t != done.result.end() && t->is_number_integer()) {
+    done.tool_calls = t->get<int>();
+    done.result.erase("tool_calls");
+  }
   done.outcome = "result";
   done.cost_usd = 0.01;
   queue_.push_back(std::move(launched));

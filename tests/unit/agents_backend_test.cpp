@@ -266,6 +266,47 @@ TEST(Backend, TokensAreInputAndOutputWhereTheUsageNamesThem) {
   EXPECT_EQ(usage_tokens(Json{{"input_tokens", "many"}}), std::nullopt);
 }
 
+TEST(Backend, ToolCallsAsEachCliReportsThem) {
+  auto claude = make_backend({});
+  ASSERT_TRUE(claude.ok());
+  auto turns = [&](const std::string& json) { return (*claude)->parse(0, 0, json, "", kNow); };
+  EXPECT_EQ(turns(R"({"result":"RESULT_JSON: {}","num_turns":1})").tool_calls, 0)
+      << "one turn is the answer alone";
+  EXPECT_EQ(turns(R"({"result":"RESULT_JSON: {}","num_turns":7})").tool_calls, 6);
+  EXPECT_FALSE(turns(R"({"result":"RESULT_JSON: {}"})").tool_calls.has_value())
+      << "the sim reports no count";
+
+  BackendOptions copt;
+  copt.kind = BackendKind::codex;
+  auto codex = make_backend(copt);
+  ASSERT_TRUE(codex.ok());
+  const std::string started = "{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n";
+  const std::string answer =
+      "{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\",\"text\":\"x\"}}\n";
+  EXPECT_EQ((*codex)->parse(0, 0, started + answer, "", kNow).tool_calls, 0);
+  std::string worked = started +
+                       "{\"type\":\"item.completed\",\"item\":{\"type\":\"command_execution\"}}\n"
+                       "{\"type\":\"item.completed\",\"item\":{\"type\":\"file_change\"}}\n" +
+                       answer;
+  EXPECT_EQ((*codex)->parse(0, 0, worked, "", kNow).tool_calls, 2);
+  EXPECT_FALSE((*codex)->parse(1, 0, "", "crashed", kNow).tool_calls.has_value());
+
+  BackendOptions gopt;
+  gopt.kind = BackendKind::gemini;
+  auto gemini = make_backend(gopt);
+  ASSERT_TRUE(gemini.ok());
+  EXPECT_EQ((*gemini)
+                ->parse(0, 0, R"({"response":"x","stats":{"tools":{"totalCalls":3}}})", "", kNow)
+                .tool_calls,
+            3);
+  EXPECT_EQ((*gemini)
+                ->parse(0, 0, R"({"response":"x","stats":{"tools":{"totalCalls":0}}})", "", kNow)
+                .tool_calls,
+            0);
+  EXPECT_FALSE(
+      (*gemini)->parse(0, 0, R"({"response":"x","stats":{}})", "", kNow).tool_calls.has_value());
+}
+
 TEST(Backend, CommandPrefixTools) {
   EXPECT_EQ(command_prefix_tools("  pytest -q tests", "make"),
             (std::vector<std::string>{"Bash(pytest *)", "Bash(make *)"}));

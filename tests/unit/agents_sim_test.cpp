@@ -196,6 +196,25 @@ TEST(SimAgentVerb, APlaceholderInAnIdIsNotReplacedAgain) {
   EXPECT_NE(r.out.find("b{persona}|T1|p{task}"), std::string::npos) << r.out;
 }
 
+TEST(SimAgentVerb, TheToolCallsReportedAreAsPlayedOrAsTheRuleSays) {
+  test::Scratch s;
+  const std::string scenario = s / "scenario.json";
+  test::write_text(scenario, R"({"personas": {
+    "developer": {"files": [{"path": "a.txt", "content": "a"}, {"path": "b.txt", "content": "b"}]},
+    "tester": {"tool_calls": 0}}})");
+  auto turns = [&](const char* persona) {
+    auto r = test::run_devgraph({"sim-agent", "--scenario", scenario, "--persona", persona,
+                                 "--bundle", "b1", "--task", "T1"},
+                                {}, s.path());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    auto doc = parse_json(r.out, "sim output");
+    return doc ? doc->value("num_turns", -1) : -1;
+  };
+  EXPECT_EQ(turns("developer"), 4) << "the answer, a read and two writes";
+  EXPECT_EQ(turns("tester"), 1) << "a persona that did nothing";
+  EXPECT_EQ(turns("planner"), 2) << "the default: a read";
+}
+
 TEST(SimAgentVerb, AnIdThatLeadsAFileOutOfTheWorktreeIsRefused) {
   test::Scratch s;
   const std::string scenario = s / "scenario.json";

@@ -677,5 +677,29 @@ TEST_F(BundleDriver, ATestWritersRepairThatNamesNoCheckKeepsTheRedStepsCheck) {
   EXPECT_EQ(commits_of("T1"), 1u);
 }
 
+TEST_F(BundleDriver, AWriterOrVerifierWhoseCliReportsNoToolCallIsSentBack) {
+  plan = {{"T1", {}, {}}};
+  // The developer answers DONE without touching anything; so does the
+  // tester, later.
+  scripted["developer T1 1"] = answer("DONE", "done", {{"tool_calls", 0}});
+  scripted["tester T1 1"] = answer("DONE", "looks fine", {{"tool_calls", 0}});
+  auto l = launcher();
+  auto out = drive(l);
+  ASSERT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  auto blocked = of("BLOCKED", "T1");
+  ASSERT_EQ(blocked.size(), 2u);
+  EXPECT_EQ(blocked[0]["lane_from"], "implement");
+  EXPECT_EQ(blocked[1]["lane_from"], "verify");
+  EXPECT_NE(dispatches["developer T1"].at(1).find("no tool call"), std::string::npos);
+  EXPECT_EQ(l.calls("developer T1"), 2);
+  EXPECT_EQ(l.calls("tester T1"), 2);
+  EXPECT_EQ(l.calls("adversarial-tester T1"), 2) << "the verification is run again whole";
+  EXPECT_EQ(commits_of("T1"), 1u);
+  // A result saved with its count keeps it for a resume.
+  auto saved = load_json_file(run_dir + "/bundles/b1/tasks/T1/tester.result.json");
+  ASSERT_TRUE(saved.ok());
+  EXPECT_FALSE(saved->contains("tool_calls")) << "the second tester reported no count";
+}
+
 }  // namespace
 }  // namespace devgraph::bundle
