@@ -487,8 +487,8 @@ std::string resume_prompt() {
          "work you just finished.";
 }
 
-std::vector<std::string> command_prefix_tools(const std::string& test_command,
-                                              const std::string& build_command) {
+std::vector<std::string> persona_extra_tools(const std::string& test_command,
+                                             const std::string& build_command) {
   std::vector<std::string> tools;
   for (const std::string* cmd : {&test_command, &build_command}) {
     size_t b = cmd->find_first_not_of(" \t");
@@ -496,6 +496,8 @@ std::vector<std::string> command_prefix_tools(const std::string& test_command,
     size_t e = cmd->find_first_of(" \t", b);
     tools.push_back("Bash(" + cmd->substr(b, e == std::string::npos ? e : e - b) + " *)");
   }
+  for (const char* verb : {"Bash(devgraph schedule *)", "Bash(devgraph guard *)"})
+    tools.push_back(verb);
   return tools;
 }
 

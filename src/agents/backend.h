@@ -137,10 +137,13 @@ Expected<std::unique_ptr<Backend>> make_backend(const BackendOptions& options);
 // The prompt every backend sends: names the persona file first, then the
 // dispatch text, then asks for the single RESULT_JSON: line.
 std::string build_prompt(const LaunchRequest& request);
-// "Bash(<first word> *)" for the test and build commands, so personas may
-// run them (claude allow list); empty commands add nothing.
-std::vector<std::string> command_prefix_tools(const std::string& test_command,
-                                              const std::string& build_command);
+// What personas may run beyond GRAPH.yaml's allow list (claude's
+// --allowedTools form): "Bash(<first word> *)" for the test and build
+// commands (empty ones add nothing), and the read-only devgraph verbs the
+// persona files tell them to run (`devgraph schedule ...`, `devgraph guard
+// ...`); never a verb that changes a run (checkpoint, answer, run).
+std::vector<std::string> persona_extra_tools(const std::string& test_command,
+                                             const std::string& build_command);
 // The resume prompt: only the RESULT_JSON: line, please.
 std::string resume_prompt();
 

@@ -4,7 +4,6 @@
 #include "bundle/driver.h"
 #include "bundle/launcher.h"
 #include "bundle/limits_client.h"
-#include "bundle/words.h"
 #include "contracts/schema.h"
 #include "graph/graph.h"
 #include "lane/lane.h"
@@ -69,12 +68,15 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
   cfg.backend.permission_mode = h.permission_mode;
   cfg.backend.max_turns = h.max_turns_per_persona;
   cfg.backend.allowed_tools = h.allowed_tools;
-  // The project's own test and build programs are allowed too.
-  for (const char* key : {"test", "build"}) {
-    if (!ctx.commands.contains(key) || !ctx.commands[key].is_string()) continue;
-    auto words = split_command(ctx.commands[key].get<std::string>());
-    if (words) cfg.backend.allowed_tools.push_back("Bash(" + words->front() + " *)");
-  }
+  // The project's own test and build programs, and devgraph's read-only
+  // verbs, are allowed too.
+  auto recorded = [&](const char* key) {
+    return ctx.commands.contains(key) && ctx.commands[key].is_string()
+               ? ctx.commands[key].get<std::string>()
+               : std::string();
+  };
+  for (auto& t : agents::persona_extra_tools(recorded("test"), recorded("build")))
+    cfg.backend.allowed_tools.push_back(std::move(t));
   cfg.backend.disallowed_tools = h.disallowed_tools;
   cfg.backend.sim_scenario = request.sim_scenario;
   cfg.backend.command_template = request.agent_command;

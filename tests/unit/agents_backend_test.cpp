@@ -307,10 +307,18 @@ TEST(Backend, ToolCallsAsEachCliReportsThem) {
       (*gemini)->parse(0, 0, R"({"response":"x","stats":{}})", "", kNow).tool_calls.has_value());
 }
 
-TEST(Backend, CommandPrefixTools) {
-  EXPECT_EQ(command_prefix_tools("  pytest -q tests", "make"),
-            (std::vector<std::string>{"Bash(pytest *)", "Bash(make *)"}));
-  EXPECT_TRUE(command_prefix_tools("", " ").empty());
+TEST(Backend, PersonasMayRunTheProjectsCommandsAndDevgraphsReadOnlyVerbs) {
+  const std::vector<std::string> verbs = {"Bash(devgraph schedule *)", "Bash(devgraph guard *)"};
+  auto with = [&](std::vector<std::string> v) {
+    v.insert(v.end(), verbs.begin(), verbs.end());
+    return v;
+  };
+  EXPECT_EQ(persona_extra_tools("  pytest -q tests", "make"),
+            with({"Bash(pytest *)", "Bash(make *)"}));
+  EXPECT_EQ(persona_extra_tools("", " "), verbs);
+  for (const auto& t : persona_extra_tools("npm test", "make"))
+    for (const char* mutating : {"checkpoint", "answer", "devgraph run", "devgraph *"})
+      EXPECT_EQ(t.find(mutating), std::string::npos) << t;
 }
 
 }  // namespace
