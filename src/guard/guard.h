@@ -21,11 +21,13 @@
 // - Topology is read from `.git`, `HEAD` and `config` files directly; no git
 //   process is started, so a check costs a handful of stat() calls.
 // - A `.git` marks a checkout only when git would take it for one: a
-//   directory, or a `gitdir: <path>` file naming one, with a valid HEAD and
-//   objects/ and refs/ in its common directory. Any other `.git` (an empty
-//   directory another program left in the temporary directory, a file
-//   pointing nowhere) is passed over and the walk goes on upwards, as
-//   git's own discovery does.
+//   directory, or a `gitdir: <path>` file naming one, with a HEAD git
+//   accepts (read as git reads it) and objects/ and refs/ in its common
+//   directory. Any other `.git` directory (an empty one another program
+//   left in the temporary directory) is passed over and the walk goes on
+//   upwards, as git's own discovery does. A `.git` file naming no
+//   repository, where git stops with an error, is passed over too, so a
+//   primary clone above it still counts.
 #pragma once
 
 #include <optional>

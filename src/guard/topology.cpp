@@ -189,27 +189,29 @@ std::string read_prefix(const std::string& path, size_t max) {
   return text;
 }
 
-bool is_hex_object_id(const std::string& s) {
-  if (s.size() != 40 && s.size() != 64) return false;
-  for (char c : s)
-    if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+// git reads a detached HEAD's object id from the file's first bytes and
+// ignores what follows them; the shortest id (SHA-1) is 40 hex digits.
+bool starts_with_object_id(const std::string& s) {
+  if (s.size() < 40) return false;
+  for (size_t i = 0; i < 40; ++i)
+    if (!std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
   return true;
 }
 
 // HEAD as git accepts it: a symlink into refs/, "ref: refs/..." or an
-// object id.
+// object id. Only a regular file is read (a FIFO named HEAD would block).
 bool valid_head(const std::string& path) {
   struct stat st {};
   if (lstat(path.c_str(), &st) != 0) return false;
   if (S_ISLNK(st.st_mode)) {
     char buf[4096];
     ssize_t n = readlink(path.c_str(), buf, sizeof buf);
-    return n > 5 && std::string(buf, static_cast<size_t>(n)).rfind("refs/", 0) == 0;
+    return n >= 5 && std::string(buf, static_cast<size_t>(n)).rfind("refs/", 0) == 0;
   }
   if (!S_ISREG(st.st_mode)) return false;
-  std::string text = read_prefix(path, 256);
-  if (text.rfind("ref:", 0) == 0) return strip(text.substr(4)).rfind("refs/", 0) == 0;
-  return is_hex_object_id(strip(text));
+  std::string text = read_prefix(path, 255);
+  if (text.rfind("ref:", 0) == 0 && strip(text.substr(4)).rfind("refs/", 0) == 0) return true;
+  return starts_with_object_id(text);
 }
 
 // git's own test for a git directory: a valid HEAD, and objects/ and refs/

@@ -3,6 +3,8 @@
 // incomplete `.git` is passed over and the walk goes on upwards.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -91,6 +93,44 @@ TEST_F(GuardTopology, HeadNamingNeitherARefNorACommitIsNotARepository) {
   test::write_text(dir + "/.git/HEAD", "not a ref\n");
   EXPECT_EQ(guard::probe(dir).kind, guard::CheckoutKind::kNone);
   test::write_text(dir + "/.git/HEAD", "ref: heads/main\n");
+  EXPECT_EQ(guard::probe(dir).kind, guard::CheckoutKind::kNone);
+}
+
+TEST_F(GuardTopology, HeadIsReadTheWayGitReadsIt) {
+  // git reads a detached HEAD's id from the first bytes (what follows is
+  // ignored), allows no blank before "ref:" or the id, and any blanks
+  // between "ref:" and "refs/".
+  const std::string id(40, 'c');
+  const std::vector<std::pair<std::string, bool>> heads = {
+      {id, true},
+      {id + "junk\n", true},
+      {"ref:refs/heads/main", true},
+      {"ref: \t refs/heads/main\n", true},
+      {" " + id + "\n", false},
+      {"  ref: refs/heads/main\n", false},
+      {"ref: refs", false},
+      {id.substr(0, 39) + "\n", false},
+  };
+  const std::string dir = root_ + "/heads";
+  mkdir(dir + "/.git/objects");
+  mkdir(dir + "/.git/refs");
+  for (const auto& [head, repository] : heads) {
+    test::write_text(dir + "/.git/HEAD", head);
+    EXPECT_EQ(guard::probe(dir).kind,
+              repository ? guard::CheckoutKind::kPrimary : guard::CheckoutKind::kNone)
+        << head;
+    EXPECT_EQ(write_denied(dir + "/x"), repository) << head;
+  }
+}
+
+TEST_F(GuardTopology, HeadSymlinkIntoRefsMarksARepository) {
+  const std::string dir = root_ + "/linked-head";
+  mkdir(dir + "/.git/objects");
+  mkdir(dir + "/.git/refs");
+  ASSERT_EQ(::symlink("refs/", (dir + "/.git/HEAD").c_str()), 0);
+  EXPECT_EQ(guard::probe(dir).kind, guard::CheckoutKind::kPrimary);
+  ASSERT_EQ(::unlink((dir + "/.git/HEAD").c_str()), 0);
+  ASSERT_EQ(::symlink("../elsewhere/HEAD", (dir + "/.git/HEAD").c_str()), 0);
   EXPECT_EQ(guard::probe(dir).kind, guard::CheckoutKind::kNone);
 }
 
