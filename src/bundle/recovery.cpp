@@ -127,7 +127,7 @@ namespace {
 
 Expected<Recovered> leave(BundleRun& run, const std::string& lane,
                           const std::optional<std::string>& task, bool retry,
-                          const std::string& why) {
+                          const std::string& why, const Json& recovered_detail = Json()) {
   std::string at = run.journal.node(task);
   std::string previous = run.journal.previous_node(task);
   std::string out_route =
@@ -140,6 +140,8 @@ Expected<Recovered> leave(BundleRun& run, const std::string& lane,
   r.node = target;
   r.why = why;
   if (retry) {
+    if (recovered_detail.is_object())
+      for (const auto& [k, v] : recovered_detail.items()) detail[k] = v;
     detail["recovered_at"] = at;
     DG_CHECK(run.journal.move(task, target, lane::event::kRecovered, Json(), detail));
     if (path_exists(run.layout.context(task)))
@@ -178,7 +180,7 @@ Expected<Recovered> pass(BundleRun& run, const std::string& lane,
   merge[kContextKey] = b.context;
   merge[kWaitingWhyKey] = clip(d.why, 300);
   DG_CHECK(run.journal.move(task, into, d.event, merge, detail));
-  return leave(run, lane, task, d.retry, d.why);
+  return leave(run, lane, task, d.retry, d.why, d.recovered_detail);
 }
 
 Expected<Recovered> resume(BundleRun& run, const std::string& lane,

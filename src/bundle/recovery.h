@@ -74,6 +74,7 @@ struct RecoveryDecision {
   bool spends_context = false;        // counts against context_recovery's budget
   std::string why;                    // for a person, or for the log
   std::vector<std::string> pointers;  // context found
+  Json recovered_detail;              // added to the RECOVERED move's detail (retry)
 };
 
 struct Budgets {

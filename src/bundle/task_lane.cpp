@@ -449,20 +449,21 @@ Status TaskLane::block(TaskRun& t, const std::string& why) {
 // - paths another task is held on: a task stopped by a FOOTPRINT_VIOLATION
 //   keeps its stray writes in the worktree for a human; they are never
 //   committed by another task, nor its violation;
-// - while other tasks are in flight (or waiting for a human), a path
-//   outside every footprint may be any of theirs: it counts as this task's
-//   (a violation, or a footprint extension) only when this task's writers
-//   reported it among their artifacts. Otherwise it is left for the task
-//   that wrote it; git status order says nothing about who did.
-Expected<schedule::FootprintReport> TaskLane::footprint_check(
-    const std::string& id, const std::vector<std::string>& others) {
+// - a path outside every footprint counts as this task's (a violation, or
+//   a footprint extension) when this task's writers reported it among
+//   their artifacts. While other tasks are in flight (or waiting for a
+//   human) an unreported one may be any of theirs and is left for the task
+//   that wrote it; git status order says nothing about who did. With
+//   nothing else in flight nobody else can have written it: it counts as
+//   this task's violation, unlisted, and is never committed.
+Expected<TaskLane::CommitCheck> TaskLane::footprint_check(const std::string& id,
+                                                          const std::vector<std::string>& others) {
   DG_TRY(auto changes, run_.git.status());
   DG_TRY(auto r, schedule::classify_changes(plan_, id, others, changes));
   std::set<std::string> held;
   for (const auto& [oid, o] : tasks_)
     if (oid != id) held.insert(o.held.begin(), o.held.end());
-  std::set<std::string> reported;
-  if (!others.empty()) reported = reported_by(id);
+  std::set<std::string> reported = reported_by(id);
   auto mine = [&](const std::string& path) {
     return std::any_of(reported.begin(), reported.end(),
                        [&](const std::string& a) { return path_ends_with(a, path); });
@@ -487,7 +488,50 @@ Expected<schedule::FootprintReport> TaskLane::footprint_check(
   r.violation = !r.outside.empty();
   if (!skipped.empty())
     run_.journal.log("paths_left_to_others", Json{{"task", id}, {"paths", skipped}});
-  return r;
+  CommitCheck check{std::move(r), {}};
+  for (const auto& p : check.report.outside)
+    if (!mine(p)) check.unlisted.push_back(p);
+  return check;
+}
+
+Expected<bool> TaskLane::recover_footprint(TaskRun& t, const CommitCheck& check,
+                                           const std::vector<std::string>& others) {
+  const auto& outside = check.report.outside;
+  std::vector<std::string> conflicts;
+  for (const auto& o : others)
+    if (!schedule::footprint_conflicts(outside, spec(o).files).empty()) conflicts.push_back(o);
+  RecoveryDecision d;
+  d.route = std::string(lane::route::kFootprintViolation);
+  d.event = std::string(lane::event::kFootprintViolation);
+  // Extending the footprint is safe only for paths the task's writers say
+  // they wrote and no other task in flight claims.
+  d.retry = conflicts.empty() && check.unlisted.empty();
+  Json detail = {{"outside", outside}, {"conflicts", conflicts}};
+  if (!check.unlisted.empty()) detail["unlisted"] = check.unlisted;
+  Json merge = Json::object();
+  if (d.retry) {
+    d.why = "footprint extended to " + join(outside, ", ") +
+            ": reported by the task's writers and claimed by no other task";
+    d.recovered_detail = Json{{"footprint_extended", outside}};
+  } else {
+    std::vector<std::string> reasons;
+    if (!conflicts.empty()) reasons.push_back("conflicts with " + join(conflicts, ", "));
+    if (!check.unlisted.empty())
+      reasons.push_back(join(check.unlisted, ", ") + " reported by no writer of " + t.id);
+    d.why = "footprint violation: " + join(outside, ", ") + " outside every footprint (" +
+            join(reasons, "; ") + ")";
+    merge["footprint_outside"] = outside;
+    t.held = outside;
+  }
+  DG_TRY(auto where, pass(run_, kLane, t.id, t.node, d, detail, merge));
+  if (!where.retry) {
+    DG_CHECK(recovered(t, where, ""));
+    return false;
+  }
+  auto& task = plan_.tasks[plan_.index.at(t.id)];
+  for (const auto& p : outside) task.files.push_back(p);
+  task.footprint = schedule::Footprint(task.files);
+  return true;
 }
 
 Status TaskLane::commit(TaskRun& t) {
@@ -508,36 +552,18 @@ Status TaskLane::commit(TaskRun& t) {
     if (o.stage == Stage::blocked && oid != t.id) others.push_back(oid);
   auto check = footprint_check(t.id, others);
   if (!check) return block(t, check.error().message);
-  if (check->violation) {
-    std::vector<std::string> conflicts;
-    for (const auto& o : others)
-      if (!schedule::footprint_conflicts(check->outside, spec(o).files).empty())
-        conflicts.push_back(o);
-    if (!conflicts.empty()) {
-      RecoveryDecision d;
-      d.route = std::string(lane::route::kFootprintViolation);
-      d.event = std::string(lane::event::kFootprintViolation);
-      d.why = "footprint violation: " + join(check->outside, ", ") + " also conflicts with " +
-              join(conflicts, ", ");
-      t.held = check->outside;
-      DG_TRY(auto where, pass(run_, kLane, t.id, t.node, d,
-                              Json{{"outside", check->outside}, {"conflicts", conflicts}},
-                              Json{{"footprint_outside", check->outside}}));
-      return recovered(t, where, "");
-    }
-    // Nobody else claims the paths: the footprint grows to take them.
-    auto& task = plan_.tasks[plan_.index.at(t.id)];
-    for (const auto& p : check->outside) task.files.push_back(p);
-    task.footprint = schedule::Footprint(task.files);
-    DG_CHECK(run_.journal.event(
-        lane::event::kRecovered,
-        Json{{"bundle", run_.bundle()}, {"task", t.id}, {"footprint_extended", check->outside}}));
+  // Each extension takes every path that counted, so a second pass finds
+  // only paths changed since the first.
+  while (check->report.violation) {
+    DG_TRY(bool extended, recover_footprint(t, *check, others));
+    if (!extended) return {};
     check = footprint_check(t.id, others);
     if (!check) return block(t, check.error().message);
   }
-  std::vector<std::string> files = check->own;
+  const schedule::FootprintReport& report = check->report;
+  std::vector<std::string> files = report.own;
   std::string commit;
-  if (check->add_pathspec.empty()) {
+  if (report.add_pathspec.empty()) {
     run_.journal.log("nothing_to_commit", Json{{"task", t.id}});
   } else {
     DG_CHECK(run_.journal.event(
@@ -553,7 +579,7 @@ Status TaskLane::commit(TaskRun& t) {
              72),
         "Task " + t.id + " of bundle " + run_.bundle() + "; footprint " + join(s.files, ", ") + ".",
         {{kTaskTrailer, key}}};
-    auto c = git::commit_paths(run_.git, check->add_pathspec, req,
+    auto c = git::commit_paths(run_.git, report.add_pathspec, req,
                                [&](const char* label) { run_.crash.reach(label, key); });
     if (!c) return block(t, c.error().message);
     commit = *c;

@@ -9,7 +9,19 @@
 //   footprint and commits exactly the task's changed paths (`git add --`
 //   and `git commit --` by pathspec, never -A, never the whole index), with
 //   the trailer `Devgraph-Task: <bundle>/<task>`, looked up in git before
-//   committing when an earlier driver may have committed it.
+//   committing when an earlier driver may have committed it. The changed
+//   paths are git status's, so a file git ignores (.gitignore,
+//   .git/info/exclude, core.excludesFile) never reaches a commit.
+// - Footprints at commit: a changed path outside every in-flight footprint
+//   counts as this task's only when one of its writers listed it among
+//   its `artifacts`; while another task is in flight (or waits for a
+//   person) an unlisted one is left for whoever wrote it. Any path that
+//   counts is a FOOTPRINT_VIOLATION: the cursor enters blocker_recovery,
+//   which extends the footprint to take the paths (RECOVERED, back to the
+//   node it came from, then the commit) when every one was listed and none
+//   conflicts with another in-flight footprint, else parks the task for a
+//   person with the paths held out of every commit (footprint_outside). A
+//   path nobody listed is never committed under the task.
 // - Results become routes: done; concerns_actionable while repair cycles
 //   remain (repair_task's persona is the findings' owner); concerns
 //   observational otherwise (recorded in the result); BLOCKED and
@@ -134,8 +146,20 @@ class TaskLane {
   std::string implementer(const std::string& id) const;
   std::string test_writer() const;
   std::vector<std::string> test_artifacts(const std::string& id) const;
-  Expected<schedule::FootprintReport> footprint_check(const std::string& id,
-                                                      const std::vector<std::string>& others);
+  // The footprint check at commit_task. report.outside holds the paths
+  // that count as this task's (see the contract); unlisted names those of
+  // them none of its writers listed.
+  struct CommitCheck {
+    schedule::FootprintReport report;
+    std::vector<std::string> unlisted;
+  };
+  Expected<CommitCheck> footprint_check(const std::string& id,
+                                        const std::vector<std::string>& others);
+  // blocker_recovery for a footprint violation: true when the footprint
+  // was extended (commit again), false when the task now waits for a
+  // person.
+  Expected<bool> recover_footprint(TaskRun& t, const CommitCheck& check,
+                                   const std::vector<std::string>& others);
   Expected<schedule::RunnableSet> runnable() const;
   const schedule::Task& spec(const std::string& id) const;
 

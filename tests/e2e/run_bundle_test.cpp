@@ -552,7 +552,7 @@ TEST_F(RunBundle, HangingPersonaTimesOutAndSpendsTheRetryBudget) {
   EXPECT_EQ(files_of(commit_of("T1")), "src/T1.txt\ntests/T1.sh\n");
 }
 
-TEST_F(RunBundle, WriteOutsideTheFootprintExtendsItWhenNobodyClaimsThePath) {
+TEST_F(RunBundle, ReportedWriteOutsideTheFootprintExtendsItWhenNobodyClaimsThePath) {
   two_tasks();
   prepend(
       "developer",
@@ -561,15 +561,56 @@ TEST_F(RunBundle, WriteOutsideTheFootprintExtendsItWhenNobodyClaimsThePath) {
        {"result", done("wrote T1 and its note", Json::array({"src/T1.txt", "docs/T1.md"}))}});
   auto r = run();
   expect_done(r);
+  // The violation goes through blocker_recovery, which extends the
+  // footprint (no other task claims the note) and sends the cursor on.
+  auto violation = find("FOOTPRINT_VIOLATION", {{"task", "T1"}});
+  ASSERT_EQ(violation.size(), 1u);
+  EXPECT_EQ(events()[violation[0]]["detail"]["outside"], Json::array({"docs/T1.md"}));
+  EXPECT_EQ(events()[violation[0]]["detail"]["conflicts"], Json::array());
   auto recovered = find("RECOVERED", {{"task", "T1"}});
   ASSERT_EQ(recovered.size(), 1u);
+  EXPECT_GT(recovered[0], violation[0]);
   EXPECT_EQ(events()[recovered[0]]["detail"]["footprint_extended"], Json::array({"docs/T1.md"}));
   EXPECT_EQ(files_of(commit_of("T1")), "docs/T1.md\nsrc/T1.txt\ntests/T1.sh\n");
   // T2, in flight beside T1, never took the note it did not write, whichever
   // of the two reached its commit first.
   EXPECT_EQ(files_of(commit_of("T2")), "src/T2.txt\ntests/T2.sh\n");
   EXPECT_TRUE(find("RECOVERED", {{"task", "T2"}}).empty());
-  EXPECT_TRUE(find("FOOTPRINT_VIOLATION").empty());
+  EXPECT_TRUE(find("FOOTPRINT_VIOLATION", {{"task", "T2"}}).empty());
+  auto valid = test::run_devgraph({"validate", "run", run_dir});
+  EXPECT_EQ(valid.exit_code, 0) << valid.out << valid.err;
+}
+
+TEST_F(RunBundle, UnreportedWriteWithNothingElseInFlightWaitsForAHumanAndIsNeverCommitted) {
+  one_task();
+  prepend("developer",
+          {{"task", "T1"},
+           {"files", Json::array({file("src/T1.txt", "hello\n"), file("notes.md", "scratch\n")})},
+           {"result", done("wrote T1", Json::array({"src/T1.txt"}))}});
+  auto r = run();
+  expect_blocked(r, "footprint violation");
+  auto violation = find("FOOTPRINT_VIOLATION", {{"task", "T1"}});
+  ASSERT_EQ(violation.size(), 1u);
+  Json d = events()[violation[0]]["detail"];
+  EXPECT_EQ(d["outside"], Json::array({"notes.md"}));
+  EXPECT_EQ(d["unlisted"], Json::array({"notes.md"}));
+  EXPECT_TRUE(find("RECOVERED", {{"task", "T1"}}).empty());
+  Json c = task_cursor("T1");
+  EXPECT_EQ(c["node"], "awaiting_human");
+  EXPECT_EQ(c["status"], "waiting_human");
+  EXPECT_EQ(c["footprint_outside"], Json::array({"notes.md"}));
+  EXPECT_NE(result_of(r)["blockers"][0].get<std::string>().find("reported by no writer of T1"),
+            std::string::npos)
+      << result_of(r)["blockers"].dump();
+  // No task commit, and the stray file is still in the worktree for the
+  // person, uncommitted, beside the task's own files.
+  EXPECT_EQ(count_of(task_trailers(), "b1/"), 0u);
+  EXPECT_EQ(git({"log", "--format=%H", "main..HEAD", "--", "notes.md"}), "");
+  std::string dirty = git({"status", "--porcelain", "--untracked-files=all"});
+  EXPECT_NE(dirty.find("?? notes.md"), std::string::npos) << dirty;
+  EXPECT_NE(dirty.find("?? src/T1.txt"), std::string::npos) << dirty;
+  auto valid = test::run_devgraph({"validate", "run", run_dir});
+  EXPECT_EQ(valid.exit_code, 0) << valid.out << valid.err;
 }
 
 TEST_F(RunBundle, WriteIntoAnotherInFlightTasksFootprintWaitsForAHuman) {

@@ -58,6 +58,8 @@ class BundleDriver : public ::testing::Test {
   std::map<std::string, Json> scripted;
   // "persona task" -> extra paths the persona writes.
   std::map<std::string, std::vector<std::string>> extra_writes;
+  // "persona task" -> extra paths its unscripted answers report as artifacts.
+  std::map<std::string, std::vector<std::string>> extra_reports;
   // "persona task" -> the dispatch text of each launch, in order.
   std::map<std::string, std::vector<std::string>> dispatches;
 
@@ -96,6 +98,12 @@ class BundleDriver : public ::testing::Test {
     auto it = scripted.find(req.persona + " " + task + " " + std::to_string(call));
     for (const auto& p : extra_writes[req.persona + " " + task]) write(p, "extra\n");
     if (it != scripted.end()) return it->second;
+    Json out = unscripted(req, task);
+    for (const auto& a : extra_reports[req.persona + " " + task]) out["artifacts"].push_back(a);
+    return out;
+  }
+
+  Json unscripted(const agents::LaunchRequest& req, const std::string& task) {
     if (req.persona == "planner") {
       Json tasks = Json::array();
       std::string md = "# Plan b1\n";
@@ -154,6 +162,28 @@ class BundleDriver : public ::testing::Test {
         out.push_back(e["detail"]);
     return out;
   }
+  // `path`, written and reported by task `t` outside its footprint, went
+  // through blocker_recovery into the footprint and into the task's commit.
+  void expect_footprint_extended(const std::string& t, const std::string& path) {
+    auto v = of("FOOTPRINT_VIOLATION", t);
+    ASSERT_EQ(v.size(), 1u);
+    EXPECT_EQ(v[0]["lane_from"], "verify");
+    EXPECT_EQ(v[0]["lane_to"], "blocker_recovery");
+    EXPECT_EQ(v[0]["outside"], Json::array({path}));
+    EXPECT_EQ(v[0]["conflicts"], Json::array());
+    auto ext = of("RECOVERED", t);
+    ASSERT_EQ(ext.size(), 1u);
+    EXPECT_EQ(ext[0]["lane_from"], "blocker_recovery");
+    EXPECT_EQ(ext[0]["footprint_extended"], Json::array({path}));
+    EXPECT_EQ(task(t)["status"], "complete");
+    EXPECT_EQ(task(t)["recovery_retries"], 0);
+    bool taken = false;
+    for (const auto& c : git.commits)
+      taken |= c.message.find("Devgraph-Task: b1/" + t + "\n") != std::string::npos &&
+               std::count(c.paths.begin(), c.paths.end(), path) == 1;
+    EXPECT_TRUE(taken);
+  }
+
   // The commits carrying `Devgraph-Task: b1/<task>`.
   size_t commits_of(const std::string& t) {
     size_t n = 0;
@@ -387,21 +417,68 @@ TEST_F(BundleDriver, AWriteThatConflictsWithAnInFlightTasksFootprintIsHeldForAPe
     EXPECT_EQ(std::count(c.paths.begin(), c.paths.end(), "src/shared/T1.md"), 0) << c.message;
 }
 
-TEST_F(BundleDriver, AWriteNobodyClaimsExtendsTheFootprint) {
+TEST_F(BundleDriver, AReportedWriteNobodyClaimsExtendsTheFootprintThroughBlockerRecovery) {
   plan = {{"T1", {}, {}}, {"T2", {}, {}}};
-  extra_writes["developer T1"] = {"docs/T1-notes.md", "src/T1.txt"};
-  scripted["developer T1 1"] =
-      answer("DONE", "green", {{"artifacts", Json::array({"src/T1.txt", "docs/T1-notes.md"})}});
+  extra_writes["developer T1"] = {"docs/T1-notes.md"};
+  extra_reports["developer T1"] = {"docs/T1-notes.md"};
   auto l = launcher();
   ASSERT_EQ(drive(l).exit_code, kExitOk);
-  auto ext = of("RECOVERED", "T1");
-  ASSERT_EQ(ext.size(), 1u);
-  EXPECT_EQ(ext[0]["footprint_extended"], Json::array({"docs/T1-notes.md"}));
-  bool taken = false;
+  expect_footprint_extended("T1", "docs/T1-notes.md");
+  EXPECT_TRUE(of("FOOTPRINT_VIOLATION", "T2").empty());
+}
+
+TEST_F(BundleDriver, AReportedWriteWithNothingElseInFlightExtendsTheFootprint) {
+  // Reported by its absolute path, as an agent CLI may.
+  plan = {{"T1", {}, {}}};
+  extra_writes["developer T1"] = {"docs/T1-notes.md"};
+  extra_reports["developer T1"] = {worktree + "/docs/T1-notes.md"};
+  auto l = launcher();
+  ASSERT_EQ(drive(l).exit_code, kExitOk);
+  expect_footprint_extended("T1", "docs/T1-notes.md");
+}
+
+TEST_F(BundleDriver, AnUnreportedWriteWithNothingElseInFlightIsAViolationNeverCommitted) {
+  plan = {{"T1", {}, {}}};
+  extra_writes["developer T1"] = {"notes/stray.md"};
+  auto l = launcher();
+  auto out = drive(l);
+  EXPECT_EQ(out.exit_code, kExitBlocked);
+  auto v = of("FOOTPRINT_VIOLATION", "T1");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0]["lane_to"], "blocker_recovery");
+  EXPECT_EQ(v[0]["outside"], Json::array({"notes/stray.md"}));
+  EXPECT_EQ(v[0]["unlisted"], Json::array({"notes/stray.md"}));
+  EXPECT_EQ(v[0]["conflicts"], Json::array());
+  EXPECT_TRUE(of("RECOVERED", "T1").empty());
+  ASSERT_EQ(of("AWAITING_HUMAN", "T1").size(), 1u);
+  EXPECT_EQ(of("AWAITING_HUMAN", "T1")[0]["lane_from"], "blocker_recovery");
+  EXPECT_EQ(task("T1")["status"], "waiting_human");
+  EXPECT_EQ(task("T1")["footprint_outside"], Json::array({"notes/stray.md"}));
+  std::string why = task("T1")["recovery_why"];
+  EXPECT_NE(why.find("notes/stray.md reported by no writer of T1"), std::string::npos) << why;
+  EXPECT_NE(out.result.dump().find("notes/stray.md"), std::string::npos) << out.result.dump();
+  // Nothing of the task is committed, the stray path least of all.
+  EXPECT_EQ(commits_of("T1"), 0u);
   for (const auto& c : git.commits)
-    taken |= c.message.find("b1/T1") != std::string::npos &&
-             std::count(c.paths.begin(), c.paths.end(), "docs/T1-notes.md") == 1;
-  EXPECT_TRUE(taken);
+    EXPECT_EQ(std::count(c.paths.begin(), c.paths.end(), "notes/stray.md"), 0) << c.message;
+}
+
+TEST_F(BundleDriver, AnUnreportedWriteWhileAnotherTaskIsInFlightIsLeftOutOfTheCommit) {
+  // T1 commits while T2 is still in flight: the path may be T2's, so T1
+  // neither takes it nor answers for it. T2 commits with nothing else in
+  // flight, so the path is its violation (git status says nothing about
+  // who wrote it), and no commit ever takes it.
+  plan = {{"T1", {}, {}}, {"T2", {}, {}}};
+  extra_writes["developer T1"] = {"notes/stray.md"};
+  auto l = launcher();
+  EXPECT_EQ(drive(l).exit_code, kExitBlocked);
+  EXPECT_TRUE(of("FOOTPRINT_VIOLATION", "T1").empty());
+  EXPECT_EQ(task("T1")["status"], "complete");
+  ASSERT_EQ(of("FOOTPRINT_VIOLATION", "T2").size(), 1u);
+  EXPECT_EQ(of("FOOTPRINT_VIOLATION", "T2")[0]["unlisted"], Json::array({"notes/stray.md"}));
+  EXPECT_EQ(task("T2")["status"], "waiting_human");
+  for (const auto& c : git.commits)
+    EXPECT_EQ(std::count(c.paths.begin(), c.paths.end(), "notes/stray.md"), 0) << c.message;
 }
 
 TEST_F(BundleDriver, APlanThatFailsTheCheckIsABlockedPlannerRetriedWithTheProblems) {
