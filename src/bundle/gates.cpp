@@ -1,5 +1,6 @@
 #include "bundle/gates.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -10,6 +11,7 @@
 #include "proc/stop_signals.h"
 #include "schedule/schedule.h"
 #include "util/fs.h"
+#include "util/text.h"
 
 namespace devgraph::bundle {
 namespace {
@@ -102,6 +104,34 @@ Expected<Step> to_repair(BundleRun& run, const std::string& node, std::string_vi
   return Step{why, "", false};
 }
 
+// Whether a persona's reported artifact names the changed `path`: the
+// path itself, a path ending in it (an absolute path inside the worktree),
+// a tail of it, or a glob matching it. An empty name names nothing.
+bool names_path(const std::string& name, const std::string& path) {
+  if (name.empty()) return false;
+  bool tail =
+      name.size() <= path.size() && path.compare(path.size() - name.size(), name.size(), name) == 0;
+  return tail || path_ends_with(name, path) || schedule::glob_matches(name, path);
+}
+
+// The changed paths (git status: never a file git ignores) that `names`
+// name, as ":(literal)" pathspec words; `rest` gets the other changed
+// paths.
+std::vector<std::string> named_changes(const std::vector<git::StatusEntry>& st,
+                                       const std::vector<std::string>& names,
+                                       std::vector<std::string>& rest) {
+  std::vector<std::string> chosen;
+  for (const auto& e : st) {
+    bool named = std::any_of(names.begin(), names.end(),
+                             [&](const std::string& n) { return names_path(n, e.path); });
+    if (named)
+      chosen.push_back(":(literal)" + e.path);
+    else
+      rest.push_back(e.path);
+  }
+  return chosen;
+}
+
 Expected<std::string> commit_reported(BundleRun& run, const PersonaResult& r,
                                       const std::string& subject, const std::string& step) {
   std::string key = run.bundle() + "/" + step;
@@ -109,18 +139,8 @@ Expected<std::string> commit_reported(BundleRun& run, const PersonaResult& r,
   if (r.reused)
     if (auto c = run.committed_with(kBundleTrailer, key)) return *c;
   DG_TRY(auto st, run.git.status());
-  std::vector<std::string> chosen, dirty;
-  for (const auto& e : st) {
-    dirty.push_back(e.path);
-    for (const auto& a : r.artifacts) {
-      bool suffix =
-          a.size() <= e.path.size() && e.path.compare(e.path.size() - a.size(), a.size(), a) == 0;
-      if (e.path == a || suffix || schedule::glob_matches(a, e.path)) {
-        chosen.push_back(":(literal)" + e.path);
-        break;
-      }
-    }
-  }
+  std::vector<std::string> dirty;
+  std::vector<std::string> chosen = named_changes(st, r.artifacts, dirty);
   if (chosen.empty()) {
     if (!dirty.empty() && r.artifacts.empty())
       run.concerns.push_back("persona changed files but reported none: " +
@@ -326,13 +346,20 @@ Expected<std::string> run_plan(BundleRun& run, const GateInputs& in) {
       continue;
     }
     auto cp = schedule::critical_path(*plan, std::nullopt);
-    // The plan is part of the branch: commit it (once) so the tree is clean
-    // for the task commits' footprint checks and for bundle_verify.
+    // The plan is part of the branch: commit it (once) with everything else
+    // the planner reported writing (its copy of the spec), so the tree is
+    // clean for the task commits' footprint checks and for bundle_verify,
+    // and no task's commit takes the planner's files.
     std::string key = run.bundle() + "/plan";
     if (!r.reused || !run.committed_with(kBundleTrailer, key)) {
-      std::vector<std::string> paths;
-      for (const auto& rel : {run.layout.plan_rel(), run.layout.tasks_json_rel()})
-        if (path_exists(run.ctx.worktree + "/" + rel)) paths.push_back(":(literal)" + rel);
+      std::vector<std::string> names = r.artifacts;
+      names.push_back(run.layout.plan_rel());
+      names.push_back(run.layout.tasks_json_rel());
+      DG_TRY(auto st, run.git.status());
+      std::vector<std::string> rest;
+      std::vector<std::string> paths = named_changes(st, names, rest);
+      if (!rest.empty())
+        run.journal.log("paths_left_by_plan", Json{{"bundle", run.bundle()}, {"paths", rest}});
       git::CommitRequest req{"docs(" + run.bundle() + "): plan", "", {{kBundleTrailer, key}}};
       DG_TRY(auto c, git::commit_paths(run.git, paths, req,
                                        [&](const char* label) { run.crash.reach(label, key); }));

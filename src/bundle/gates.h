@@ -12,6 +12,10 @@
 // - A persona's result for the bundle cursor's current visit is reused; the
 //   plan, repairs and documentation changes are committed by pathspec once,
 //   each with a `Devgraph-Bundle-Step` trailer looked up before a repeat.
+//   Each commit takes the changed paths (git status, so never a file git
+//   ignores) its persona reported among its `artifacts`; the plan's commit
+//   also takes the plan and tasks.json, so the planner's own files (its
+//   copy of the spec) are on the branch before any task starts.
 // - A bundle cursor a person answered (src/inbox/) carries the answer in
 //   the first dispatch of the node it came back to (bundle/answer.h).
 // - Returns "" when the bundle reached create_pr's doorstep (ready to

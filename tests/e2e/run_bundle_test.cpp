@@ -613,6 +613,64 @@ TEST_F(RunBundle, UnreportedWriteWithNothingElseInFlightWaitsForAHumanAndIsNever
   EXPECT_EQ(valid.exit_code, 0) << valid.out << valid.err;
 }
 
+TEST_F(RunBundle, FilesGitIgnoresNeverReachACommit) {
+  // The repository ignores build/ in .gitignore and *.log in
+  // .git/info/exclude; the planner and the developer write such files and
+  // report them.
+  one_task();
+  test::write_text(repo + "/.gitignore", "build/\n");
+  sh(repo, {"git", "add", "--", ".gitignore"});
+  sh(repo, {"git", "commit", "-q", "-m", "ignore build output"});
+  sh(worktree, {"git", "merge", "-q", "--ff-only", "main"});
+  std::string exclude = git({"rev-parse", "--git-path", "info/exclude"});
+  exclude.erase(exclude.find_last_not_of('\n') + 1);
+  if (exclude[0] != '/') exclude = worktree + "/" + exclude;
+  ASSERT_TRUE(make_directories(exclude.substr(0, exclude.rfind('/'))).ok());
+  test::write_text(exclude, "*.log\n");
+  Json planner = scenario["personas"]["planner"][0];
+  planner["files"].push_back(file("build/plan-notes.txt", "scratch\n"));
+  planner["files"].push_back(file("planner.log", "thinking\n"));
+  planner["result"]["artifacts"] = Json::array({"build/plan-notes.txt", "planner.log"});
+  scenario["personas"]["planner"][0] = planner;
+  prepend("developer",
+          {{"task", "T1"},
+           {"files", Json::array({file("src/T1.txt", "hello\n"), file("build/T1.o", "obj\n"),
+                                  file("T1.log", "ran\n")})},
+           {"result", done("wrote T1", Json::array({"src/T1.txt", "build/T1.o", "T1.log"}))}});
+  auto r = run();
+  expect_done(r);
+  std::string committed = git({"log", "--name-only", "--format=", "main..HEAD"});
+  for (const char* path : {"build/", ".log"})
+    EXPECT_EQ(committed.find(path), std::string::npos) << path << "\n" << committed;
+  EXPECT_EQ(files_of(commit_of("T1")), "src/T1.txt\ntests/T1.sh\n");
+  EXPECT_TRUE(find("FOOTPRINT_VIOLATION").empty());
+  std::string ignored = git({"status", "--porcelain", "--ignored", "--untracked-files=all"});
+  for (const char* path : {"build/plan-notes.txt", "planner.log", "build/T1.o", "T1.log"})
+    EXPECT_NE(ignored.find("!! " + std::string(path)), std::string::npos) << path << "\n"
+                                                                          << ignored;
+}
+
+TEST_F(RunBundle, ThePlannersCopyOfTheSpecIsCommittedWithThePlan) {
+  one_task();
+  Json planner = scenario["personas"]["planner"][0];
+  planner["files"].push_back(
+      file("docs/develop/specs/b1.md", "# b1\n\nEach task adds one word file.\n"));
+  planner["result"]["artifacts"] = Json::array(
+      {"docs/develop/specs/b1.md", "docs/develop/plans/b1.md", "docs/develop/plans/b1.tasks.json"});
+  scenario["personas"]["planner"][0] = planner;
+  auto r = run();
+  expect_done(r);
+  std::string plan_commit = git({"log", "--format=%H", "--fixed-strings", "--grep",
+                                 "Devgraph-Bundle-Step: b1/plan", "main..HEAD"});
+  plan_commit.erase(plan_commit.find_last_not_of('\n') + 1);
+  ASSERT_EQ(plan_commit.size(), 40u) << plan_commit;
+  EXPECT_EQ(
+      files_of(plan_commit),
+      "docs/develop/plans/b1.md\ndocs/develop/plans/b1.tasks.json\ndocs/develop/specs/b1.md\n");
+  EXPECT_EQ(files_of(commit_of("T1")), "src/T1.txt\ntests/T1.sh\n");
+  EXPECT_TRUE(find("FOOTPRINT_VIOLATION").empty());
+}
+
 TEST_F(RunBundle, WriteIntoAnotherInFlightTasksFootprintWaitsForAHuman) {
   // T2 claims src/shared/*.txt and is still in flight (its test writer
   // fails and backs off until T1's violation is recorded) when T1 reaches

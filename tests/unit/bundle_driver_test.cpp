@@ -481,6 +481,30 @@ TEST_F(BundleDriver, AnUnreportedWriteWhileAnotherTaskIsInFlightIsLeftOutOfTheCo
     EXPECT_EQ(std::count(c.paths.begin(), c.paths.end(), "notes/stray.md"), 0) << c.message;
 }
 
+TEST_F(BundleDriver, ThePlanCommitTakesThePlannersReportedFiles) {
+  plan = {{"T1", {}, {}}};
+  extra_writes["planner -"] = {"docs/develop/specs/b1.md", "notes/planner-scratch.md"};
+  extra_reports["planner -"] = {"docs/develop/specs/b1.md"};
+  auto l = launcher();
+  auto out = drive(l);
+  const git::FakeGit::FakeCommit* plan_commit = nullptr;
+  for (const auto& c : git.commits)
+    if (c.message.find("Devgraph-Bundle-Step: b1/plan\n") != std::string::npos) plan_commit = &c;
+  ASSERT_NE(plan_commit, nullptr);
+  EXPECT_EQ(plan_commit->paths, (std::vector<std::string>{"docs/develop/plans/b1.md",
+                                                          "docs/develop/plans/b1.tasks.json",
+                                                          "docs/develop/specs/b1.md"}));
+  // What the planner wrote and did not report is nobody's: no commit takes
+  // it, and the task that meets it with nothing else in flight stops.
+  for (const auto& c : git.commits)
+    EXPECT_EQ(std::count(c.paths.begin(), c.paths.end(), "notes/planner-scratch.md"), 0)
+        << c.message;
+  EXPECT_EQ(out.exit_code, kExitBlocked);
+  ASSERT_EQ(of("FOOTPRINT_VIOLATION", "T1").size(), 1u);
+  EXPECT_EQ(of("FOOTPRINT_VIOLATION", "T1")[0]["outside"],
+            Json::array({"notes/planner-scratch.md"}));
+}
+
 TEST_F(BundleDriver, APlanThatFailsTheCheckIsABlockedPlannerRetriedWithTheProblems) {
   scripted["planner - 1"] = answer("DONE", "planned nothing");  // writes no tasks.json
   auto l = launcher();
