@@ -2,7 +2,8 @@
 # Set-up for a fresh Debian 12 machine (run as root, or with the packages
 # already present): install the Debian packages devgraph needs, then
 # configure and build into ./build. Safe to run again; it only installs
-# what is missing and rebuilds what changed.
+# what is missing and rebuilds what changed. DEVGRAPH_REAL_CLIS=1 also
+# installs the real agent CLIs for their end-to-end tests (see below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +22,40 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# DEVGRAPH_REAL_CLIS=1: the real agent CLIs, at pinned versions, in an npm
+# prefix of this checkout (git-ignored) where tests/e2e/real_cli_test.cpp
+# finds them; docs/real-clis.md. A CLI already at its pinned version is not
+# installed again. DEVGRAPH_REAL_CLIS_DIR installs elsewhere, and
+# DEVGRAPH_CLAUDE_VERSION, DEVGRAPH_CODEX_VERSION, DEVGRAPH_GEMINI_VERSION
+# try other versions.
+if [ "${DEVGRAPH_REAL_CLIS:-0}" = 1 ]; then
+  clis_dir=${DEVGRAPH_REAL_CLIS_DIR:-$PWD/.real-clis}
+  pins=("@anthropic-ai/claude-code@${DEVGRAPH_CLAUDE_VERSION:-2.1.332}"
+        "@openai/codex@${DEVGRAPH_CODEX_VERSION:-0.171.0}"
+        "@google/gemini-cli@${DEVGRAPH_GEMINI_VERSION:-0.61.0}")
+  if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+    echo "bootstrap: DEVGRAPH_REAL_CLIS=1 needs node (20 or later) and npm" >&2
+    exit 1
+  fi
+  node_major=$(node -p 'process.versions.node.split(".")[0]')
+  if [ "$node_major" -lt 20 ]; then
+    echo "bootstrap: DEVGRAPH_REAL_CLIS=1 needs node 20 or later, not $(node --version)" >&2
+    exit 1
+  fi
+  wanted=()
+  for pin in "${pins[@]}"; do
+    name=${pin%@*} version=${pin##*@}
+    have=$(node -p "try { require('$clis_dir/node_modules/$name/package.json').version } catch (e) { '' }")
+    [ "$have" = "$version" ] || wanted+=("$pin")
+  done
+  if [ ${#wanted[@]} -gt 0 ]; then
+    echo "bootstrap: installing ${wanted[*]} into $clis_dir" >&2
+    mkdir -p "$clis_dir"
+    npm install --prefix "$clis_dir" --save-exact --no-audit --no-fund --loglevel=error \
+      "${wanted[@]}" >&2
+  fi
 fi
 
 build_dir=${DEVGRAPH_BUILD_DIR:-build}
