@@ -1,0 +1,283 @@
+// The real agent CLIs end to end, offline. `DEVGRAPH_REAL_CLIS=1
+// scripts/bootstrap.sh` installs pinned versions under .real-clis/
+// (docs/real-clis.md); without them every test here skips. Each CLI is
+// pointed at tests/support/model_server.py, a scripted model on 127.0.0.1
+// that is also the CLI's HTTP(S) proxy: it plays each persona's turns (write
+// a file, run the bundle's test command, answer with RESULT_JSON), logs every
+// request with the tool results the CLI sent back, and refuses and logs any
+// connection meant for another host. The tests assert on what the CLI really
+// did: the files in the worktree, the commands' output as the model received
+// it, and that nothing tried to leave the machine.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "agents/runtime.h"
+#include "contracts/schema.h"
+#include "support/shipped.h"
+#include "support/test_util.h"
+#include "util/fs.h"
+#include "util/json.h"
+
+namespace devgraph {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The npm prefix the CLIs were installed into: $DEVGRAPH_REAL_CLIS_DIR, else
+// .real-clis/ in the source tree.
+std::string real_clis_dir() {
+  const char* env = std::getenv("DEVGRAPH_REAL_CLIS_DIR");
+  return env && *env ? std::string(env) : test::source_dir() + "/.real-clis";
+}
+
+// The installed CLI `name`, or "" when it is not there.
+std::string real_cli(const std::string& name) {
+  std::string path = real_clis_dir() + "/node_modules/.bin/" + name;
+  return ::access(path.c_str(), X_OK) == 0 ? path : "";
+}
+
+// tests/support/model_server.py as a child of the test: started on a
+// script, ready once it has printed its port, stopped with the test.
+class ModelServer {
+ public:
+  ModelServer() = default;
+  ModelServer(const ModelServer&) = delete;
+  ModelServer& operator=(const ModelServer&) = delete;
+  ~ModelServer() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+    }
+    if (out_ >= 0) ::close(out_);
+  }
+
+  // Starts the server in `dir` (script.json, requests.jsonl); returns
+  // whether it said ready within the deadline, a failure condition only.
+  testing::AssertionResult start(const Json& script, const std::string& dir) {
+    log_ = dir + "/requests.jsonl";
+    std::string script_path = dir + "/script.json";
+    test::write_text(script_path, dump_py(script, 2));
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return testing::AssertionFailure() << "pipe";
+    std::string server = test::test_dir() + "/support/model_server.py";
+    pid_ = ::fork();
+    if (pid_ < 0) return testing::AssertionFailure() << "fork";
+    if (pid_ == 0) {
+      ::dup2(pipe_fds[1], 1);
+      const char* argv[] = {"python3", server.c_str(), "--script", script_path.c_str(),
+                            "--log",   log_.c_str(),   nullptr};
+      ::execvp(argv[0], const_cast<char**>(argv));
+      _exit(127);
+    }
+    ::close(pipe_fds[1]);
+    out_ = pipe_fds[0];
+    std::string line;
+    auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (line.find('\n') == std::string::npos) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      pollfd p = {out_, POLLIN, 0};
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0)
+        return testing::AssertionFailure() << "the model server did not say ready";
+      char buf[256];
+      ssize_t got = ::read(out_, buf, sizeof buf);
+      if (got <= 0) return testing::AssertionFailure() << "the model server exited: " << line;
+      line.append(buf, static_cast<size_t>(got));
+    }
+    if (line.rfind("ready ", 0) != 0)
+      return testing::AssertionFailure() << "the model server said " << line;
+    port_ = std::stoi(line.substr(6));
+    return testing::AssertionSuccess();
+  }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::vector<Json> records() const { return test::read_jsonl(log_); }
+
+  // Every record of `kind` (turn, side, outside, unknown, error).
+  std::vector<Json> of_kind(const std::string& kind) const {
+    std::vector<Json> out;
+    for (auto& r : records())
+      if (r.value("kind", "") == kind) out.push_back(r);
+    return out;
+  }
+
+  // The results the model received for the shell command `command` in the
+  // conversation of (persona, task; "" for none): {tool, command, output,
+  // is_error} each, in order.
+  std::vector<Json> command_results(const std::string& persona, const std::string& task,
+                                    const std::string& command) const {
+    std::vector<Json> out;
+    for (auto& r : of_kind("turn")) {
+      if (r.value("persona", "") != persona) continue;
+      if ((r["task"].is_string() ? r["task"].get<std::string>() : "") != task) continue;
+      for (auto& t : r["tool_results"])
+        if (t["command"] == command) out.push_back(t);
+    }
+    return out;
+  }
+
+  // "persona task" for every conversation the server played.
+  std::set<std::string> conversations() const {
+    std::set<std::string> out;
+    for (auto& r : of_kind("turn"))
+      out.insert(r.value("persona", "") + " " +
+                 (r["task"].is_string() ? r["task"].get<std::string>() : "-"));
+    return out;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+  int port_ = 0;
+  std::string log_;
+};
+
+Json write_turn(const std::string& path, const std::string& content) {
+  return Json{{"write", {{"path", path}, {"content", content}}}};
+}
+Json bash_turn(const std::string& command) {
+  return Json{{"bash", command}};
+}
+Json final_turn(const std::string& summary) {
+  return Json{{"say", "Finished."},
+              {"result", {{"status", "DONE"}, {"summary", summary}, {"evidence", Json::array()}}}};
+}
+
+// claude against the model server: its base URL and proxy, a dummy key, a
+// home of its own, and none of the traffic it would send elsewhere.
+std::map<std::string, std::string> claude_env(const ModelServer& server, const std::string& home) {
+  return {{"HOME", home},
+          {"ANTHROPIC_BASE_URL", server.url()},
+          {"ANTHROPIC_API_KEY", "dummy"},
+          {"ANTHROPIC_AUTH_TOKEN", ""},
+          {"CLAUDE_CODE_OAUTH_TOKEN", ""},
+          {"CLAUDE_CONFIG_DIR", ""},
+          {"HTTPS_PROXY", server.url()},
+          {"HTTP_PROXY", server.url()},
+          {"https_proxy", server.url()},
+          {"http_proxy", server.url()},
+          {"NO_PROXY", "127.0.0.1,localhost"},
+          {"no_proxy", "127.0.0.1,localhost"},
+          {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"}};
+}
+
+// Sets variables of this process for one test (an empty value unsets),
+// and puts the old values back.
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(const std::map<std::string, std::string>& vars) {
+    for (const auto& [k, v] : vars) {
+      const char* old = std::getenv(k.c_str());
+      saved_[k] = old ? std::optional<std::string>(old) : std::nullopt;
+      if (v.empty())
+        ::unsetenv(k.c_str());
+      else
+        ::setenv(k.c_str(), v.c_str(), 1);
+    }
+  }
+  ~ScopedEnv() {
+    for (const auto& [k, v] : saved_) {
+      if (v)
+        ::setenv(k.c_str(), v->c_str(), 1);
+      else
+        ::unsetenv(k.c_str());
+    }
+  }
+
+ private:
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+class RealClaude : public ::testing::Test {
+ protected:
+  test::Scratch s;
+  std::string claude = real_cli("claude");
+  std::string home = s / "home";
+  ModelServer server;
+
+  void SetUp() override {
+    if (claude.empty())
+      GTEST_SKIP() << "claude is not installed in " << real_clis_dir()
+                   << " (DEVGRAPH_REAL_CLIS=1 scripts/bootstrap.sh installs it; "
+                      "docs/real-clis.md)";
+    ASSERT_TRUE(make_directories(home).ok());
+  }
+
+  void expect_nothing_left_the_machine() const {
+    for (auto& r : server.of_kind("outside")) ADD_FAILURE() << "outside connection: " << r.dump();
+    for (const char* kind : {"unknown", "error"})
+      for (auto& r : server.of_kind(kind)) ADD_FAILURE() << kind << " request: " << r.dump();
+  }
+};
+
+// The smallest step: one persona launch through the persona runtime and the
+// claude backend's argv, with the shipped graph's tool lists.
+TEST_F(RealClaude, OnePersonaDispatchWritesAFileRunsACommandAndAnswers) {
+  std::string worktree = s / "wt";
+  std::string run_dir = s / "run";
+  ASSERT_TRUE(make_directories(worktree).ok());
+  ASSERT_TRUE(make_directories(run_dir).ok());
+  Json script = {
+      {"conversations", Json::array({{{"persona", "developer"},
+                                      {"task", "T1"},
+                                      {"turns", Json::array({
+                                                    write_turn(worktree + "/src/T1.txt", "hello\n"),
+                                                    bash_turn("cat src/T1.txt"),
+                                                    final_turn("wrote {task}"),
+                                                })}}})}};
+  ASSERT_TRUE(server.start(script, s.path()));
+  ScopedEnv env(claude_env(server, home));
+
+  Graph graph = test::shipped_graph();
+  agents::RuntimeConfig cfg;
+  cfg.backend.kind = agents::BackendKind::claude;
+  cfg.backend.binary = claude;
+  cfg.backend.permission_mode = graph.headless.permission_mode;
+  cfg.backend.max_turns = graph.headless.max_turns_per_persona;
+  cfg.backend.allowed_tools = graph.headless.allowed_tools;
+  cfg.backend.disallowed_tools = graph.headless.disallowed_tools;
+  cfg.bundle = "b1";
+  cfg.log_path = run_dir + "/bundles/b1/run_bundle.log";
+  cfg.result_schema = result_schema_path(test::source_dir() + "/skill");
+  cfg.persona_timeout = 120s;  // a failure condition only
+  cfg.retry_budget = 0s;
+  auto rt = agents::PersonaRuntime::create(cfg);
+  ASSERT_TRUE(rt) << rt.error().message;
+  auto id = (*rt)->launch({"developer", "T1",
+                           "Task T1 of bundle b1.\nWrite hello to src/T1.txt and show it.\n",
+                           worktree, run_dir, test::source_dir() + "/skill"});
+  ASSERT_TRUE(id) << id.error().message;
+  std::optional<agents::Completion> done;
+  while (auto ev = (*rt)->next_event())
+    if (ev->completion) done = ev->completion;
+
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->outcome, agents::Outcome::result) << done->error;
+  EXPECT_EQ(done->result["status"], "DONE") << done->result.dump();
+  EXPECT_EQ(done->result["summary"], "wrote T1");
+  EXPECT_FALSE(done->session_id.empty());
+  EXPECT_EQ(done->attempts, 1);
+  EXPECT_EQ(test::slurp(worktree + "/src/T1.txt"), "hello\n");
+  auto shown = server.command_results("developer", "T1", "cat src/T1.txt");
+  ASSERT_EQ(shown.size(), 1u);
+  EXPECT_EQ(shown[0]["tool"], "Bash");
+  EXPECT_EQ(shown[0]["output"], "hello");
+  EXPECT_EQ(shown[0]["is_error"], false);
+  EXPECT_EQ(server.conversations(), (std::set<std::string>{"developer T1"}));
+  expect_nothing_left_the_machine();
+}
+
+}  // namespace
+}  // namespace devgraph
