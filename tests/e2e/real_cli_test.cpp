@@ -150,9 +150,12 @@ Json write_turn(const std::string& path, const std::string& content) {
 Json bash_turn(const std::string& command) {
   return Json{{"bash", command}};
 }
-Json final_turn(const std::string& summary) {
-  return Json{{"say", "Finished."},
-              {"result", {{"status", "DONE"}, {"summary", summary}, {"evidence", Json::array()}}}};
+// The last turn: a DONE result; `commands` are the checks it names (a
+// tdd-writer's commands that run its new test, which devgraph runs itself).
+Json final_turn(const std::string& summary, const std::vector<std::string>& commands = {}) {
+  Json result = {{"status", "DONE"}, {"summary", summary}, {"evidence", Json::array()}};
+  if (!commands.empty()) result["commands"] = commands;
+  return Json{{"say", "Finished."}, {"result", result}};
 }
 
 // claude against the model server: its base URL and proxy, a dummy key, a
@@ -276,6 +279,189 @@ TEST_F(RealClaude, OnePersonaDispatchWritesAFileRunsACommandAndAnswers) {
   EXPECT_EQ(shown[0]["output"], "hello");
   EXPECT_EQ(shown[0]["is_error"], false);
   EXPECT_EQ(server.conversations(), (std::set<std::string>{"developer T1"}));
+  expect_nothing_left_the_machine();
+}
+
+constexpr const char* kRunTests =
+    "#!/bin/sh\n"
+    "# Runs every tests/*.sh; fails when one of them fails.\n"
+    "status=0\n"
+    "for t in tests/*.sh; do\n"
+    "  [ -e \"$t\" ] || continue\n"
+    "  if sh \"$t\"; then echo \"ok $t\"; else echo \"FAIL $t\"; status=1; fi\n"
+    "done\n"
+    "exit $status\n";
+constexpr const char* kTestCommand = "sh run-tests.sh";
+
+struct PlannedTask {
+  std::string id, title, word;  // the task makes src/<id>.txt hold `word`
+  std::vector<std::string> depends_on;
+  std::string impl() const { return "src/" + id + ".txt"; }
+  std::string test() const { return "tests/" + id + ".sh"; }
+};
+
+// Bundle b1 of a fresh repository, ready for `devgraph run-bundle`: main
+// holds the test runner, the worktree sits on develop/b1, the run's bundle
+// cursor is at plan_bundle (as in run_bundle_test.cpp).
+class RealClaudeBundle : public RealClaude {
+ protected:
+  std::string repo = s / "repo";
+  std::string worktree = s / "wt/b1";
+  std::string run_dir = s / "run";
+  std::string bundle_dir = run_dir + "/bundles/b1";
+  // T1 and T2 side by side; T3 after both.
+  std::vector<PlannedTask> plan = {{"T1", "greeting", "hello", {}},
+                                   {"T2", "farewell", "goodbye", {}},
+                                   {"T3", "banner", "welcome", {"T1", "T2"}}};
+
+  void SetUp() override {
+    RealClaude::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    ASSERT_TRUE(make_directories(repo).ok());
+    sh(repo, {"git", "init", "-q", "-b", "main"});
+    sh(repo, {"git", "config", "user.name", "Test"});
+    sh(repo, {"git", "config", "user.email", "test@example.invalid"});
+    test::write_text(repo + "/run-tests.sh", kRunTests);
+    test::write_text(repo + "/README.md", "words\n");
+    sh(repo, {"git", "add", "--", "run-tests.sh", "README.md"});
+    sh(repo, {"git", "commit", "-q", "-m", "base"});
+    sh(repo, {"git", "worktree", "add", "-q", "-b", "develop/b1", worktree, "main"});
+    Json init = {
+        {"delivery", "local"},
+        {"merge_policy", "never"},
+        {"commands", {{"test", kTestCommand}, {"build", "sh -n run-tests.sh"}}},
+        {"bundles",
+         Json::array({{{"id", "b1"}, {"title", "words of welcome"}, {"issues", Json::array()}}})}};
+    checkpoint({"init", "--repo", repo, "--default-branch", "main", "--merge", dump_py(init)});
+    Json cursor = {{"worktree", worktree}, {"branch", "develop/b1"}, {"base", "main"}};
+    checkpoint({"move", "--bundle", "b1", "--node", "plan_bundle", "--event", "BUNDLE_STARTED",
+                "--merge", dump_py(cursor)});
+    ASSERT_TRUE(make_directories(bundle_dir).ok());
+    test::write_text(bundle_dir + "/spec.md", "# b1\n\nEach task adds one word file.\n");
+  }
+
+  static void sh(const std::string& cwd, const std::vector<std::string>& argv) {
+    auto r = test::run_process(argv, {}, cwd);
+    ASSERT_EQ(r.exit_code, 0) << argv[0] << " " << argv[1] << ": " << r.err;
+  }
+  void checkpoint(std::vector<std::string> args) {
+    args.insert(args.begin(), {"checkpoint", run_dir});
+    auto r = test::run_devgraph(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+
+  // The planner writes the plan; each tdd-writer a test that fails until
+  // its developer writes the word, and names the command that runs it;
+  // every persona but the planner runs the bundle's test command before it
+  // answers.
+  Json script() const {
+    Json tasks = Json::array();
+    std::string md = "# Plan b1\n";
+    for (const auto& t : plan) {
+      tasks.push_back({{"id", t.id},
+                       {"title", t.title},
+                       {"depends_on", t.depends_on},
+                       {"files", Json::array({t.impl(), t.test()})}});
+      md += "\n## Task " + t.id + ": " + t.title + "\n\nWrite `" + t.word + "` to " + t.impl() +
+            ".\n";
+    }
+    Json tasks_doc = {{"bundle", "b1"}, {"tasks", tasks}};
+    Json conversations = Json::array();
+    conversations.push_back(
+        {{"persona", "planner"},
+         {"turns", Json::array({write_turn(worktree + "/docs/develop/plans/b1.md", md),
+                                write_turn(worktree + "/docs/develop/plans/b1.tasks.json",
+                                           dump_py(tasks_doc, 2) + "\n"),
+                                final_turn("planned")})}});
+    for (const auto& t : plan) {
+      conversations.push_back(
+          {{"persona", "tdd-writer"},
+           {"task", t.id},
+           {"turns", Json::array({write_turn(worktree + "/" + t.test(),
+                                             "grep -qx " + t.word + " " + t.impl() + "\n"),
+                                  bash_turn(kTestCommand),
+                                  final_turn("red test for {task}", {"sh " + t.test()})})}});
+      conversations.push_back(
+          {{"persona", "developer"},
+           {"task", t.id},
+           {"turns", Json::array({write_turn(worktree + "/" + t.impl(), t.word + "\n"),
+                                  bash_turn(kTestCommand), final_turn("wrote {task}")})}});
+    }
+    return {{"conversations", conversations},
+            {"default",
+             {{"turns",
+               Json::array({bash_turn(kTestCommand), final_turn("{persona} approves {task}")})}}}};
+  }
+
+  // "persona task" (task "-" for none) of every persona launch the driver
+  // logged.
+  std::multiset<std::string> launches() const {
+    std::multiset<std::string> out;
+    for (auto& r : test::read_jsonl(bundle_dir + "/run_bundle.log"))
+      if (r.value("event", "") == "launched")
+        out.insert(r.value("persona", "") + " " +
+                   (r["task"].is_string() ? r["task"].get<std::string>() : "-"));
+    return out;
+  }
+
+  std::string git(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {"git", "-C", worktree};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = test::run_process(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  }
+};
+
+TEST_F(RealClaudeBundle, ThreeTasksReachDoneAndEveryTestCommandReallyRuns) {
+  ASSERT_TRUE(server.start(script(), s.path()));
+  auto r = test::run_devgraph(
+      {"run-bundle", run_dir, "--bundle", "b1", "--agent", "claude", "--claude-bin", claude,
+       "--max-parallel", "3", "--persona-timeout-seconds", "300"},
+      claude_env(server, home));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto pos = r.out.rfind("RESULT_JSON: ");
+  ASSERT_NE(pos, std::string::npos) << r.out;
+  Json res = Json::parse(r.out.substr(pos + 13, r.out.find('\n', pos) - pos - 13));
+  EXPECT_EQ(res["status"], "DONE") << res.dump();
+  EXPECT_EQ(res["tasks_completed"], 3);
+
+  // Every task committed once, the tree clean, the suite green.
+  Json state = Json::parse(test::slurp(run_dir + "/state.json"));
+  EXPECT_EQ(state["bundles_runtime"]["b1"]["status"], "complete");
+  std::string trailers =
+      git({"log", "--format=%(trailers:key=Devgraph-Task,valueonly)", "main..HEAD"});
+  for (const auto& t : plan) {
+    EXPECT_EQ(state["tasks_runtime"]["b1/" + t.id]["status"], "complete") << t.id;
+    EXPECT_NE(trailers.find("b1/" + t.id + "\n"), std::string::npos) << trailers;
+    EXPECT_EQ(test::slurp(worktree + "/" + t.impl()), t.word + "\n");
+  }
+  EXPECT_EQ(git({"status", "--porcelain"}), "");
+
+  // Each tdd-writer saw its test fail and each developer saw it pass, in
+  // the output of the real command as the CLI handed it back.
+  for (const auto& t : plan) {
+    auto red = server.command_results("tdd-writer", t.id, kTestCommand);
+    ASSERT_EQ(red.size(), 1u) << t.id;
+    EXPECT_NE(red[0].value("output", "").find("FAIL " + t.test()), std::string::npos)
+        << red[0].dump();
+    auto green = server.command_results("developer", t.id, kTestCommand);
+    ASSERT_EQ(green.size(), 1u) << t.id;
+    EXPECT_NE(green[0].value("output", "").find("ok " + t.test()), std::string::npos)
+        << green[0].dump();
+  }
+  // Every launch went through the model server, and every persona but the
+  // planner ran the test command.
+  auto launched = launches();
+  EXPECT_EQ(std::set<std::string>(launched.begin(), launched.end()), server.conversations());
+  EXPECT_EQ(launched.count("planner -"), 1u);
+  for (const auto& who : std::set<std::string>(launched.begin(), launched.end())) {
+    if (who == "planner -") continue;
+    auto space = who.find(' ');
+    std::string task = who.substr(space + 1) == "-" ? "" : who.substr(space + 1);
+    EXPECT_FALSE(server.command_results(who.substr(0, space), task, kTestCommand).empty())
+        << who << " never ran " << kTestCommand;
+  }
   expect_nothing_left_the_machine();
 }
 
