@@ -1,13 +1,15 @@
-// The real agent CLIs end to end, offline. `DEVGRAPH_REAL_CLIS=1
-// scripts/bootstrap.sh` installs pinned versions under .real-clis/
-// (docs/real-clis.md); without them every test here skips. Each CLI is
-// pointed at tests/support/model_server.py, a scripted model on 127.0.0.1
-// that is also the CLI's HTTP(S) proxy: it plays each persona's turns (write
-// a file, run the bundle's test command, answer with RESULT_JSON), logs every
-// request with the tool results the CLI sent back, and refuses and logs any
-// connection meant for another host. The tests assert on what the CLI really
-// did: the files in the worktree, the commands' output as the model received
-// it, and that nothing tried to leave the machine.
+// The real agent CLIs end to end, offline: claude, codex and gemini, each
+// through one persona launch and then a three-task bundle.
+// `DEVGRAPH_REAL_CLIS=1 scripts/bootstrap.sh` installs pinned versions under
+// .real-clis/ (docs/real-clis.md); a CLI that is not there skips its tests.
+// Each CLI is pointed at tests/support/model_server.py, a scripted model on
+// 127.0.0.1 that is also the CLI's HTTP(S) proxy: it plays each persona's
+// turns (write a file, run the bundle's test command, answer with
+// RESULT_JSON), logs every request with the tool results the CLI sent back,
+// and refuses and logs any connection meant for another host. The tests
+// assert on what the CLI really did: the files in the worktree, the
+// commands' output as the model received it, the commands its deny list
+// refused, and that nothing tried to leave the machine.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -20,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <ostream>
 #include <set>
 
 #include "agents/runtime.h"
@@ -158,23 +161,147 @@ Json final_turn(const std::string& summary, const std::vector<std::string>& comm
   return Json{{"say", "Finished."}, {"result", result}};
 }
 
-// claude against the model server: its base URL and proxy, a dummy key, a
-// home of its own, and none of the traffic it would send elsewhere.
-std::map<std::string, std::string> claude_env(const ModelServer& server, const std::string& home) {
+// The shell command prefixes of Bash(...) entries of a claude tool list
+// ("Bash(git add *)" is "git add"), for the CLIs whose deny and allow
+// lists are written in their own files.
+std::vector<std::string> bash_prefixes(const std::vector<std::string>& tools) {
+  std::vector<std::string> out;
+  for (const auto& t : tools) {
+    if (t.rfind("Bash(", 0) != 0 || t.back() != ')') continue;
+    std::string inner = t.substr(5, t.size() - 6);
+    if (inner.size() > 2 && inner.compare(inner.size() - 2, 2, " *") == 0)
+      inner.resize(inner.size() - 2);
+    out.push_back(inner);
+  }
+  return out;
+}
+
+std::string quoted(const std::string& s) {
+  return Json(s).dump();
+}
+
+// How a test points one CLI at the model server: the files in its home,
+// the environment it runs in, and the words of a refusal by its deny list.
+struct CliSetup {
+  std::string name;  // the installed program and the --agent value
+  agents::BackendKind kind;
+  std::string refusal;
+  // Writes the CLI's files under `home`; returns the environment.
+  std::map<std::string, std::string> (*prepare)(const ModelServer& server, const std::string& home,
+                                                const Graph& graph);
+};
+
+// What every CLI gets: a home of its own, and the server as its proxy.
+std::map<std::string, std::string> common_env(const ModelServer& server, const std::string& home) {
   return {{"HOME", home},
-          {"ANTHROPIC_BASE_URL", server.url()},
-          {"ANTHROPIC_API_KEY", "dummy"},
-          {"ANTHROPIC_AUTH_TOKEN", ""},
-          {"CLAUDE_CODE_OAUTH_TOKEN", ""},
-          {"CLAUDE_CONFIG_DIR", ""},
           {"HTTPS_PROXY", server.url()},
           {"HTTP_PROXY", server.url()},
           {"https_proxy", server.url()},
           {"http_proxy", server.url()},
+          {"ALL_PROXY", ""},
+          {"all_proxy", ""},
           {"NO_PROXY", "127.0.0.1,localhost"},
-          {"no_proxy", "127.0.0.1,localhost"},
-          {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"}};
+          {"no_proxy", "127.0.0.1,localhost"}};
 }
+
+// claude: the base URL, a dummy key, no other credentials, and none of the
+// traffic it would send elsewhere. Its tool lists come in its argv.
+std::map<std::string, std::string> prepare_claude(const ModelServer& server,
+                                                  const std::string& home, const Graph&) {
+  auto env = common_env(server, home);
+  env.insert({{"ANTHROPIC_BASE_URL", server.url()},
+              {"ANTHROPIC_API_KEY", "dummy"},
+              {"ANTHROPIC_AUTH_TOKEN", ""},
+              {"CLAUDE_CODE_OAUTH_TOKEN", ""},
+              {"CLAUDE_CONFIG_DIR", ""},
+              {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"}});
+  return env;
+}
+
+// codex: a model provider at the server, no plugin sync and no analytics
+// (both reach out at start), and the graph's deny list as execpolicy rules,
+// which devgraph's codex backend does not write yet.
+std::map<std::string, std::string> prepare_codex(const ModelServer& server, const std::string& home,
+                                                 const Graph& graph) {
+  std::string codex_home = home + "/.codex";
+  EXPECT_TRUE(make_directories(codex_home + "/rules").ok());
+  test::write_text(codex_home + "/config.toml",
+                   "model = \"gpt-5-codex\"\n"
+                   "model_provider = \"scripted\"\n"
+                   "check_for_update_on_startup = false\n"
+                   "[model_providers.scripted]\n"
+                   "name = \"scripted\"\n"
+                   "base_url = " +
+                       quoted(server.url() + "/v1") +
+                       "\n"
+                       "wire_api = \"responses\"\n"
+                       "[features]\n"
+                       "plugins = false\n"
+                       "[analytics]\n"
+                       "enabled = false\n");
+  std::string rules;
+  for (const auto& prefix : bash_prefixes(graph.headless.disallowed_tools)) {
+    Json words = Json::array();
+    for (size_t b = 0, e; b < prefix.size(); b = e + 1) {
+      e = prefix.find(' ', b);
+      if (e == std::string::npos) e = prefix.size();
+      words.push_back(prefix.substr(b, e - b));
+    }
+    rules += "prefix_rule(pattern=" + words.dump() + ", decision=\"forbidden\")\n";
+  }
+  test::write_text(codex_home + "/rules/devgraph.rules", rules);
+  auto env = common_env(server, home);
+  env.insert({{"CODEX_HOME", codex_home},
+              {"OPENAI_API_KEY", ""},
+              {"OPENAI_BASE_URL", ""},
+              {"CODEX_API_KEY", ""}});
+  return env;
+}
+
+// gemini: the API key route at the server, no usage statistics, and a
+// policy that allows the graph's shell prefixes and the bundle's test
+// command and denies the graph's deny list. Without an allow rule
+// --approval-mode auto_edit does not offer the shell tool at all, and
+// devgraph's gemini backend writes no policy yet.
+std::map<std::string, std::string> prepare_gemini(const ModelServer& server,
+                                                  const std::string& home, const Graph& graph) {
+  std::string dir = home + "/.gemini";
+  EXPECT_TRUE(make_directories(dir + "/policies").ok());
+  test::write_text(dir + "/settings.json",
+                   R"({"security": {"auth": {"selectedType": "gemini-api-key"}},)"
+                   R"( "privacy": {"usageStatisticsEnabled": false}})"
+                   "\n");
+  auto rule = [](const std::string& prefix, const char* decision, int priority) {
+    return "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = " + quoted(prefix) +
+           "\ndecision = \"" + decision + "\"\npriority = " + std::to_string(priority) + "\n\n";
+  };
+  std::string policy;
+  auto allowed = bash_prefixes(graph.headless.allowed_tools);
+  allowed.push_back("sh");
+  for (const auto& prefix : allowed) policy += rule(prefix, "allow", 100);
+  for (const auto& prefix : bash_prefixes(graph.headless.disallowed_tools))
+    policy += rule(prefix, "deny", 500);
+  test::write_text(dir + "/policies/devgraph.toml", policy);
+  auto env = common_env(server, home);
+  env.insert({{"GEMINI_API_KEY", "dummy"},
+              {"GOOGLE_GEMINI_BASE_URL", server.url()},
+              {"GEMINI_CLI_TRUST_WORKSPACE", "true"},
+              {"GOOGLE_API_KEY", ""},
+              {"GOOGLE_APPLICATION_CREDENTIALS", ""},
+              {"GOOGLE_GENAI_USE_VERTEXAI", ""},
+              {"GOOGLE_CLOUD_PROJECT", ""}});
+  return env;
+}
+
+void PrintTo(const CliSetup& cli, std::ostream* os) {
+  *os << cli.name;
+}
+
+const CliSetup kClis[] = {
+    {"claude", agents::BackendKind::claude, "has been denied", prepare_claude},
+    {"codex", agents::BackendKind::codex, "policy forbids", prepare_codex},
+    {"gemini", agents::BackendKind::gemini, "denied by policy", prepare_gemini},
+};
 
 // Sets variables of this process for one test (an empty value unsets),
 // and puts the old values back.
@@ -203,19 +330,28 @@ class ScopedEnv {
   std::map<std::string, std::optional<std::string>> saved_;
 };
 
-class RealClaude : public ::testing::Test {
+class RealCli : public ::testing::TestWithParam<CliSetup> {
  protected:
+  const CliSetup& cli = GetParam();
   test::Scratch s;
-  std::string claude = real_cli("claude");
+  std::string binary = real_cli(cli.name);
   std::string home = s / "home";
+  Graph graph = test::shipped_graph();
   ModelServer server;
 
   void SetUp() override {
-    if (claude.empty())
-      GTEST_SKIP() << "claude is not installed in " << real_clis_dir()
+    if (binary.empty())
+      GTEST_SKIP() << cli.name << " is not installed in " << real_clis_dir()
                    << " (DEVGRAPH_REAL_CLIS=1 scripts/bootstrap.sh installs it; "
                       "docs/real-clis.md)";
     ASSERT_TRUE(make_directories(home).ok());
+  }
+
+  // Starts the server on `script` and readies the CLI's home; returns the
+  // CLI's environment.
+  std::map<std::string, std::string> start(const Json& script) {
+    EXPECT_TRUE(server.start(script, s.path()));
+    return cli.prepare(server, home, graph);
   }
 
   void expect_nothing_left_the_machine() const {
@@ -226,8 +362,9 @@ class RealClaude : public ::testing::Test {
 };
 
 // The smallest step: one persona launch through the persona runtime and the
-// claude backend's argv, with the shipped graph's tool lists.
-TEST_F(RealClaude, OnePersonaDispatchWritesAFileRunsACommandAndAnswers) {
+// backend's argv, with the shipped graph's tool lists. A command on the deny
+// list is refused by the CLI itself.
+TEST_P(RealCli, OnePersonaDispatchWritesAFileRunsACommandAndAnswers) {
   std::string worktree = s / "wt";
   std::string run_dir = s / "run";
   ASSERT_TRUE(make_directories(worktree).ok());
@@ -238,15 +375,16 @@ TEST_F(RealClaude, OnePersonaDispatchWritesAFileRunsACommandAndAnswers) {
                                       {"turns", Json::array({
                                                     write_turn(worktree + "/src/T1.txt", "hello\n"),
                                                     bash_turn("cat src/T1.txt"),
+                                                    bash_turn("git add -A"),
                                                     final_turn("wrote {task}"),
                                                 })}}})}};
-  ASSERT_TRUE(server.start(script, s.path()));
-  ScopedEnv env(claude_env(server, home));
+  auto vars = start(script);
+  ASSERT_FALSE(HasFailure());
+  ScopedEnv env(vars);
 
-  Graph graph = test::shipped_graph();
   agents::RuntimeConfig cfg;
-  cfg.backend.kind = agents::BackendKind::claude;
-  cfg.backend.binary = claude;
+  cfg.backend.kind = cli.kind;
+  cfg.backend.binary = binary;
   cfg.backend.permission_mode = graph.headless.permission_mode;
   cfg.backend.max_turns = graph.headless.max_turns_per_persona;
   cfg.backend.allowed_tools = graph.headless.allowed_tools;
@@ -275,9 +413,13 @@ TEST_F(RealClaude, OnePersonaDispatchWritesAFileRunsACommandAndAnswers) {
   EXPECT_EQ(test::slurp(worktree + "/src/T1.txt"), "hello\n");
   auto shown = server.command_results("developer", "T1", "cat src/T1.txt");
   ASSERT_EQ(shown.size(), 1u);
-  EXPECT_EQ(shown[0]["tool"], "Bash");
-  EXPECT_EQ(shown[0]["output"], "hello");
-  EXPECT_EQ(shown[0]["is_error"], false);
+  EXPECT_NE(shown[0].value("output", "").find("hello"), std::string::npos) << shown[0].dump();
+  EXPECT_EQ(shown[0]["is_error"], false) << shown[0].dump();
+  auto refused = server.command_results("developer", "T1", "git add -A");
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_NE(refused[0].value("output", "").find(cli.refusal), std::string::npos)
+      << refused[0].dump();
+  EXPECT_EQ(refused[0]["is_error"], true) << refused[0].dump();
   EXPECT_EQ(server.conversations(), (std::set<std::string>{"developer T1"}));
   expect_nothing_left_the_machine();
 }
@@ -303,7 +445,7 @@ struct PlannedTask {
 // Bundle b1 of a fresh repository, ready for `devgraph run-bundle`: main
 // holds the test runner, the worktree sits on develop/b1, the run's bundle
 // cursor is at plan_bundle (as in run_bundle_test.cpp).
-class RealClaudeBundle : public RealClaude {
+class RealCliBundle : public RealCli {
  protected:
   std::string repo = s / "repo";
   std::string worktree = s / "wt/b1";
@@ -315,7 +457,7 @@ class RealClaudeBundle : public RealClaude {
                                    {"T3", "banner", "welcome", {"T1", "T2"}}};
 
   void SetUp() override {
-    RealClaude::SetUp();
+    RealCli::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     ASSERT_TRUE(make_directories(repo).ok());
     sh(repo, {"git", "init", "-q", "-b", "main"});
@@ -413,12 +555,13 @@ class RealClaudeBundle : public RealClaude {
   }
 };
 
-TEST_F(RealClaudeBundle, ThreeTasksReachDoneAndEveryTestCommandReallyRuns) {
-  ASSERT_TRUE(server.start(script(), s.path()));
+TEST_P(RealCliBundle, ThreeTasksReachDoneAndEveryTestCommandReallyRuns) {
+  auto env = start(script());
+  ASSERT_FALSE(HasFailure());
   auto r = test::run_devgraph(
-      {"run-bundle", run_dir, "--bundle", "b1", "--agent", "claude", "--claude-bin", claude,
+      {"run-bundle", run_dir, "--bundle", "b1", "--agent", cli.name, "--claude-bin", binary,
        "--max-parallel", "3", "--persona-timeout-seconds", "300"},
-      claude_env(server, home));
+      env);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto pos = r.out.rfind("RESULT_JSON: ");
   ASSERT_NE(pos, std::string::npos) << r.out;
@@ -464,6 +607,12 @@ TEST_F(RealClaudeBundle, ThreeTasksReachDoneAndEveryTestCommandReallyRuns) {
   }
   expect_nothing_left_the_machine();
 }
+
+std::string cli_name(const testing::TestParamInfo<CliSetup>& info) {
+  return info.param.name;
+}
+INSTANTIATE_TEST_SUITE_P(Installed, RealCli, testing::ValuesIn(kClis), cli_name);
+INSTANTIATE_TEST_SUITE_P(Installed, RealCliBundle, testing::ValuesIn(kClis), cli_name);
 
 }  // namespace
 }  // namespace devgraph
