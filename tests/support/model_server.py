@@ -32,7 +32,10 @@ A `write` path that is relative is taken from the conversation's working
 directory: the "cwd" of the script entry, else the server's --cwd. A final
 turn says `say` (optional prose) and then the line
 "RESULT_JSON: <result>"; {persona} and {task} are replaced in it. Past the
-last turn the last one is played again.
+last turn the last one is played again. A turn {"http_error": 429,
+"message": "...", "retry_after": 0} answers with that HTTP status and the
+protocol's error body instead (the CLI's retries get it too), to see how
+a CLI reports a provider failure.
 
 A `write` or `bash` turn becomes a call of the tool the CLI offers for it:
 claude's Write and Bash; codex's apply_patch when offered, else its shell
@@ -155,6 +158,28 @@ def tool_result(tool, args, output, is_error):
     }
 
 
+class ScriptedError(Exception):
+    """A turn that answers with an HTTP error: {"http_error": 429, "message": ...,
+    "retry_after": seconds}; every retry of the request gets it again."""
+
+    def __init__(self, record, turn):
+        super().__init__(turn.get("message", "scripted error"))
+        self.record = dict(record, reply="http_error", status=turn["http_error"])
+        self.status = turn["http_error"]
+        self.message = turn.get("message", "scripted error")
+        self.retry_after = turn.get("retry_after")
+
+    def body(self, api):
+        if api == "anthropic":
+            kind = {429: "rate_limit_error", 529: "overloaded_error"}.get(self.status, "api_error")
+            return {"type": "error", "error": {"type": kind, "message": self.message}}
+        if api == "gemini":
+            status = {429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}.get(self.status, "INTERNAL")
+            return {"error": {"code": self.status, "message": self.message, "status": status}}
+        kind = "rate_limit_exceeded" if self.status == 429 else "server_error"
+        return {"error": {"message": self.message, "type": kind, "code": kind}}
+
+
 class Log:
     def __init__(self, path):
         self.lock = threading.Lock()
@@ -242,6 +267,8 @@ def anthropic_blocks(handler, body):
         tools=sorted(t.get("name", "") for t in tools),
         tool_results=anthropic_tool_results(messages),
     )
+    if "http_error" in turn:
+        raise ScriptedError(record, turn)
     call = anthropic_tool_call(turn, tools) if ("write" in turn or "bash" in turn) else None
     if call:
         name, args = call
@@ -539,6 +566,8 @@ def openai_responses(handler, body):
             tools=sorted(responses_tool_names(body.get("tools"))),
             tool_results=responses_tool_results(items),
         )
+        if "http_error" in turn:
+            raise ScriptedError(record, turn)
         call = None
         if "write" in turn or "bash" in turn:
             call = responses_call(turn, body.get("tools"), "call_%02d_%d" % (step, seq))
@@ -703,6 +732,8 @@ def gemini_reply(handler, body, stream):
             tools=sorted(gemini_tool_names(tools)),
             tool_results=gemini_tool_results(contents),
         )
+        if "http_error" in turn:
+            raise ScriptedError(record, turn)
         names = gemini_tool_names(tools)
         parts = None
         if "write" in turn and "write_file" in names:
@@ -875,6 +906,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if self.command == "GET" and re.search(r"/models/?$", route):
                 self.server.log.write({"kind": "side", "method": "GET", "path": path})
                 return self.send_json(200, {"object": "list", "data": [], "models": []})
+        except ScriptedError as e:
+            self.server.log.write(dict(e.record, method=self.command, path=path))
+            data = json.dumps(e.body(e.record.get("api"))).encode()
+            self.send_response(e.status)
+            self.send_header("Content-Type", "application/json")
+            if e.retry_after is not None:
+                self.send_header("Retry-After", str(e.retry_after))
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         except (BrokenPipeError, ConnectionResetError):
             raise
         except Exception as e:  # a bug here must show in the log, not hang the CLI
