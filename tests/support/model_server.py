@@ -198,20 +198,25 @@ class Log:
 
 
 def anthropic_tool_results(messages):
-    """Tool results of the last user message, each with the call it answers."""
+    """Tool results after the model's last turn, each with the call it answers.
+
+    claude may put other messages after them (a "system" nudge of its own),
+    so every user message after the last assistant one counts."""
     calls = {}
     for m in messages:
         if m.get("role") == "assistant" and isinstance(m.get("content"), list):
             for b in m["content"]:
                 if b.get("type") == "tool_use":
                     calls[b.get("id")] = b
+    tail = []
+    for m in reversed(messages):
+        if m.get("role") == "assistant":
+            break
+        if m.get("role") == "user" and isinstance(m.get("content"), list):
+            tail.insert(0, m)
     out = []
-    if (
-        messages
-        and messages[-1].get("role") == "user"
-        and isinstance(messages[-1].get("content"), list)
-    ):
-        for b in messages[-1]["content"]:
+    for m in tail:
+        for b in m["content"]:
             if b.get("type") == "tool_result":
                 call = calls.get(b.get("tool_use_id"), {})
                 out.append(
@@ -419,12 +424,16 @@ def responses_tool_results(items):
         if it.get("type") in ("function_call", "custom_tool_call"):
             calls[it.get("call_id")] = it
     out = []
-    # The outputs at the end of the input answer the model's last turn.
+    # The outputs after the model's last item answer its last turn; the CLI
+    # may add messages of its own among them.
     tail = []
     for it in reversed(items):
-        if it.get("type") not in ("function_call_output", "custom_tool_call_output"):
+        if it.get("type") in ("function_call", "custom_tool_call", "reasoning") or (
+            it.get("type") == "message" and it.get("role") == "assistant"
+        ):
             break
-        tail.append(it)
+        if it.get("type") in ("function_call_output", "custom_tool_call_output"):
+            tail.append(it)
     for it in reversed(tail):
         call = calls.get(it.get("call_id"), {})
         args = call.get("arguments", call.get("input"))
@@ -669,14 +678,20 @@ def gemini_tool_results(contents):
             if "functionCall" in p:
                 calls.append(p["functionCall"])
     by_id = {c.get("id"): c for c in calls if c.get("id")}
+    # Every user content after the model's last one answers its last turn.
+    tail = []
+    for c in reversed(contents):
+        if c.get("role") == "model":
+            break
+        tail.insert(0, c)
     out = []
-    if contents and contents[-1].get("role") == "user":
-        for p in contents[-1].get("parts", []):
+    for c in tail:
+        for p in c.get("parts", []):
             r = p.get("functionResponse")
             if not r:
                 continue
             call = by_id.get(r.get("id")) or next(
-                (c for c in reversed(calls) if c.get("name") == r.get("name")), {}
+                (fc for fc in reversed(calls) if fc.get("name") == r.get("name")), {}
             )
             resp = r.get("response", {})
             output = resp.get("output", resp.get("error", resp))
