@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,7 +52,8 @@ std::string real_cli(const std::string& name) {
 }
 
 // tests/support/model_server.py as a child of the test: started on a
-// script, ready once it has printed its port, stopped with the test.
+// script, ready once it has printed its port, stopped with the test (or
+// when the test process dies).
 class ModelServer {
  public:
   ModelServer() = default;
@@ -75,9 +77,13 @@ class ModelServer {
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return testing::AssertionFailure() << "pipe";
     std::string server = test::test_dir() + "/support/model_server.py";
+    pid_t parent = ::getpid();
     pid_ = ::fork();
     if (pid_ < 0) return testing::AssertionFailure() << "fork";
     if (pid_ == 0) {
+      // A test killed by ctest's timeout takes its server with it.
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (::getppid() != parent) _exit(127);
       ::dup2(pipe_fds[1], 1);
       const char* argv[] = {"python3", server.c_str(), "--script", script_path.c_str(),
                             "--log",   log_.c_str(),   nullptr};
