@@ -119,9 +119,11 @@ TEST(Leftovers, APidNowUsedByAnotherProcessIsLeftAlone) {
 
 // A leftover `sh` in a process group of its own, recorded in `path`, that
 // has set `trap_term` for TERM and started `sleep 1000` in the background
-// when this returns (it says so through a FIFO). The background job starts
-// before the word is sent: a TERM to the group always reaches it, and no
-// sleep outlives the test holding its output open.
+// when this returns (it says so through a FIFO). A TERM to the group can
+// reach the background child after its fork but before it has dropped the
+// shell's trap and become `sleep`: the shell takes it and the sleep lives
+// on, holding the test's output open. So a trap that lets the shell exit
+// ends the child itself (`kill -KILL $!`), as a driver ends its personas.
 pid_t recorded_shell(const std::string& path, const std::string& fifo,
                      const std::string& trap_term) {
   EXPECT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
@@ -148,9 +150,9 @@ pid_t recorded_shell(const std::string& path, const std::string& fifo,
 TEST(Leftovers, WithAGraceALeftoverIsAskedToStopFirst) {
   test::Scratch scratch;
   const std::string path = scratch / "live-drivers";
-  // Exits 0 on TERM, as a driver that stops cleanly does; a KILL would
-  // leave it no say.
-  pid_t pid = recorded_shell(path, scratch / "fifo", "exit 0");
+  // Exits 0 on TERM, as a driver that stops cleanly does (ending its own
+  // child first); a KILL would leave it no say.
+  pid_t pid = recorded_shell(path, scratch / "fifo", "kill -KILL $! 2>/dev/null; exit 0");
   auto ended = end_leftover_children(path, std::chrono::seconds(10), std::chrono::seconds(10));
   ASSERT_TRUE(ended.ok()) << ended.error().message;
   EXPECT_EQ(*ended, 1);
