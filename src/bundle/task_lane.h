@@ -13,15 +13,16 @@
 //   paths are git status's, so a file git ignores (.gitignore,
 //   .git/info/exclude, core.excludesFile) never reaches a commit.
 // - Footprints at commit: a changed path outside every in-flight footprint
-//   counts as this task's only when one of its writers listed it among
-//   its `artifacts`; while another task is in flight (or waits for a
-//   person) an unlisted one is left for whoever wrote it. Any path that
-//   counts is a FOOTPRINT_VIOLATION: the cursor enters blocker_recovery,
-//   which extends the footprint to take the paths (RECOVERED, back to the
-//   node it came from, then the commit) when every one was listed and none
-//   conflicts with another in-flight footprint, else parks the task for a
-//   person with the paths held out of every commit (footprint_outside). A
-//   path nobody listed is never committed under the task.
+//   counts as this task's when one of its writers listed it among its
+//   `artifacts`, or when no other task is in flight (or waits for a
+//   person) that may have written it; otherwise it is left for whoever
+//   wrote it. Any path that counts is a FOOTPRINT_VIOLATION: the cursor
+//   enters blocker_recovery, which extends the footprint to take the paths
+//   (RECOVERED, back to the node it came from, then the commit) when every
+//   one was listed and none conflicts with another in-flight footprint,
+//   else parks the task for a person with the paths held out of every
+//   commit (footprint_outside). A path nobody listed is never committed
+//   under the task.
 // - Results become routes: done; concerns_actionable while repair cycles
 //   remain (repair_task's persona is the findings' owner); concerns
 //   observational otherwise (recorded in the result); BLOCKED and

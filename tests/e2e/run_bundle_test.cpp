@@ -650,6 +650,21 @@ TEST_F(RunBundle, FilesGitIgnoresNeverReachACommit) {
                                                                           << ignored;
 }
 
+TEST_F(RunBundle, APlanInADirectoryGitIgnoresStaysOutOfTheBranchAndTheBundleGoesOn) {
+  // `git add` refuses an ignored path; the plan's commit never asks it to.
+  one_task();
+  test::write_text(repo + "/.gitignore", "docs/develop/\n");
+  sh(repo, {"git", "add", "--", ".gitignore"});
+  sh(repo, {"git", "commit", "-q", "-m", "ignore the plans"});
+  sh(worktree, {"git", "merge", "-q", "--ff-only", "main"});
+  auto r = run();
+  expect_done(r);
+  EXPECT_EQ(git({"log", "--format=%H", "main..HEAD", "--", "docs/develop"}), "");
+  EXPECT_EQ(files_of(commit_of("T1")), "src/T1.txt\ntests/T1.sh\n");
+  std::string ignored = git({"status", "--porcelain", "--ignored", "--untracked-files=all"});
+  EXPECT_NE(ignored.find("!! docs/develop/plans/b1.tasks.json"), std::string::npos) << ignored;
+}
+
 TEST_F(RunBundle, ThePlannersCopyOfTheSpecIsCommittedWithThePlan) {
   one_task();
   Json planner = scenario["personas"]["planner"][0];
