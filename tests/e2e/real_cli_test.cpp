@@ -28,6 +28,7 @@
 
 #include "agents/runtime.h"
 #include "contracts/schema.h"
+#include "support/run_scenario.h"
 #include "support/shipped.h"
 #include "support/test_util.h"
 #include "util/fs.h"
@@ -430,15 +431,6 @@ TEST_P(RealCli, OnePersonaDispatchWritesAFileRunsACommandAndAnswers) {
   expect_nothing_left_the_machine();
 }
 
-constexpr const char* kRunTests =
-    "#!/bin/sh\n"
-    "# Runs every tests/*.sh; fails when one of them fails.\n"
-    "status=0\n"
-    "for t in tests/*.sh; do\n"
-    "  [ -e \"$t\" ] || continue\n"
-    "  if sh \"$t\"; then echo \"ok $t\"; else echo \"FAIL $t\"; status=1; fi\n"
-    "done\n"
-    "exit $status\n";
 constexpr const char* kTestCommand = "sh run-tests.sh";
 
 struct PlannedTask {
@@ -469,7 +461,7 @@ class RealCliBundle : public RealCli {
     sh(repo, {"git", "init", "-q", "-b", "main"});
     sh(repo, {"git", "config", "user.name", "Test"});
     sh(repo, {"git", "config", "user.email", "test@example.invalid"});
-    test::write_text(repo + "/run-tests.sh", kRunTests);
+    test::write_text(repo + "/run-tests.sh", test::kRunTests);
     test::write_text(repo + "/README.md", "words\n");
     sh(repo, {"git", "add", "--", "run-tests.sh", "README.md"});
     sh(repo, {"git", "commit", "-q", "-m", "base"});

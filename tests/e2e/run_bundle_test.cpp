@@ -25,16 +25,6 @@
 namespace devgraph {
 namespace {
 
-constexpr const char* kRunTests =
-    "#!/bin/sh\n"
-    "# Runs every tests/*.sh; fails when one of them fails.\n"
-    "status=0\n"
-    "for t in tests/*.sh; do\n"
-    "  [ -e \"$t\" ] || continue\n"
-    "  if sh \"$t\"; then echo \"ok $t\"; else echo \"FAIL $t\"; status=1; fi\n"
-    "done\n"
-    "exit $status\n";
-
 struct PlannedTask {
   std::string id, title, word;  // the task makes src/<id>.txt hold `word`
   std::vector<std::string> depends_on;
@@ -83,7 +73,7 @@ class RunBundle : public ::testing::Test {
     sh(repo, {"git", "init", "-q", "-b", "main"});
     sh(repo, {"git", "config", "user.name", "Test"});
     sh(repo, {"git", "config", "user.email", "test@example.invalid"});
-    test::write_text(repo + "/run-tests.sh", kRunTests);
+    test::write_text(repo + "/run-tests.sh", test::kRunTests);
     test::write_text(repo + "/README.md", "words\n");
     sh(repo, {"git", "add", "--", "run-tests.sh", "README.md"});
     sh(repo, {"git", "commit", "-q", "-m", "base"});

@@ -8,6 +8,7 @@ namespace devgraph::test {
 
 const char* const kRunTests =
     "#!/bin/sh\n"
+    "# Runs every tests/*.sh; fails when one of them fails.\n"
     "status=0\n"
     "for t in tests/*.sh; do\n"
     "  [ -e \"$t\" ] || continue\n"
