@@ -1,5 +1,6 @@
 #include "agents/sim.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -203,6 +205,28 @@ void wait_from(std::optional<long long> since_ns, long long ms) {
   }
 }
 
+// Written in place, as an agent CLI's write tool does: a sim killed while
+// writing leaves at worst a short file at a path its rule names, which its
+// relaunch writes again; never a temporary file beside it, which no task
+// reported and which a commit would then have to answer for.
+Status write_in_place(const std::string& path, const std::string& content) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return fail("cannot write " + path + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      return fail("cannot write " + path + ": " + std::strerror(e));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) return fail("cannot write " + path + ": " + std::strerror(errno));
+  return {};
+}
+
 Json claude_document(const std::string& text, const std::string& session, bool is_error,
                      const SimRule& rule) {
   const long long latency_ms = rule.latency_ms;
@@ -375,7 +399,7 @@ int run_sim_agent(const SimInvocation& inv, std::ostream& out, std::ostream& err
         return 1;
       }
       Status dir = make_directories(dirname_of(absolute_path(path)));
-      Status ok = dir ? write_file_atomic(path, substitute(f.content, inv)) : dir;
+      Status ok = dir ? write_in_place(path, substitute(f.content, inv)) : dir;
       if (!ok) {
         err << "sim-agent: " << ok.error().message << "\n";
         return 1;
