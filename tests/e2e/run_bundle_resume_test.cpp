@@ -34,6 +34,7 @@
 #include <sstream>
 
 #include "demo/sample.h"
+#include "support/run_scenario.h"
 #include "support/test_util.h"
 #include "util/json.h"
 
@@ -87,14 +88,11 @@ Json sim_scenario(long long latency_ms) {
                             {"depends_on", t.depends_on},
                             {"files", Json::array({t.impl.path, t.test.path})}});
     plan += "\n## Task " + t.id + ": " + t.title + "\n\nAdd `" + t.impl.path + "`.\n";
-    tdd.push_back({{"task", t.id},
-                   {"latency_ms", latency_ms},
-                   {"files", Json::array({{{"path", t.test.path}, {"content", t.test.content}}})},
-                   {"result", [&] {
-                      Json r = done("failing tests for {task}");
-                      r["commands"] = Json::array({"python3 -m unittest " + t.test.path});
-                      return r;
-                    }()}});
+    tdd.push_back(
+        {{"task", t.id},
+         {"latency_ms", latency_ms},
+         {"files", Json::array({{{"path", t.test.path}, {"content", t.test.content}}})},
+         {"result", test::red("failing tests for {task}", "python3 -m unittest " + t.test.path)}});
     dev.push_back({{"task", t.id},
                    {"latency_ms", latency_ms},
                    {"files", Json::array({{{"path", t.impl.path}, {"content", t.impl.content}}})},
@@ -110,14 +108,7 @@ Json sim_scenario(long long latency_ms) {
       {"personas", {{"planner", Json::array({planner})}, {"tdd-writer", tdd}, {"developer", dev}}}};
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line))
-    if (!line.empty()) out.push_back(line);
-  return out;
-}
+using test::lines_of;
 
 size_t count_lines(const std::string& text, const std::string& line) {
   size_t n = 0;
