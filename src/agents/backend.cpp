@@ -10,6 +10,7 @@
 #include <regex>
 #include <set>
 
+#include "agents/cli_setup.h"
 #include "agents/result.h"
 #include "agents/sim.h"
 
@@ -165,6 +166,7 @@ class CodexBackend : public Backend {
     std::vector<std::string> argv = {
         opt_.binary, "exec",    "--json", "--sandbox", "workspace-write", "--skip-git-repo-check",
         "--cd",      r.worktree};
+    for (auto& w : codex_config_overrides(opt_.cli_telemetry)) argv.push_back(std::move(w));
     add_option(argv, "--add-dir", r.run_dir);
     add_option(argv, "--model", opt_.model);
     argv.push_back(p.text);
@@ -173,7 +175,10 @@ class CodexBackend : public Backend {
   bool can_resume() const override { return true; }
   std::vector<std::string> resume_argv(const LaunchRequest&, const std::string& session,
                                        const PromptRef& p) const override {
-    return {opt_.binary, "exec", "--json", "--skip-git-repo-check", "resume", session, p.text};
+    std::vector<std::string> argv = {opt_.binary, "exec", "--json", "--skip-git-repo-check"};
+    for (auto& w : codex_config_overrides(opt_.cli_telemetry)) argv.push_back(std::move(w));
+    argv.insert(argv.end(), {"resume", session, p.text});
+    return argv;
   }
   AgentOutput parse(int code, int sig, const std::string& out, const std::string& err,
                     SysTime now) const override {
@@ -231,6 +236,10 @@ class GeminiBackend : public Backend {
   std::vector<std::string> launch_argv(const LaunchRequest& r, const PromptRef& p) const override {
     std::vector<std::string> argv = {
         opt_.binary, "-p", p.text, "--output-format", "json", "--approval-mode", "auto_edit"};
+    add_policies(argv);
+    // The persona file lives in the skill directory; the plan, the spec
+    // and the other personas' results in the run directory.
+    add_option(argv, "--include-directories", r.skill_dir);
     add_option(argv, "--include-directories", r.run_dir);
     add_option(argv, "--model", opt_.model);
     return argv;
@@ -238,7 +247,10 @@ class GeminiBackend : public Backend {
   bool can_resume() const override { return true; }
   std::vector<std::string> resume_argv(const LaunchRequest&, const std::string& session,
                                        const PromptRef& p) const override {
-    return {opt_.binary, "--resume", session, "-p", p.text, "--output-format", "json"};
+    std::vector<std::string> argv = {opt_.binary, "--resume",        session, "-p",
+                                     p.text,      "--output-format", "json"};
+    add_policies(argv);
+    return argv;
   }
   AgentOutput parse(int code, int sig, const std::string& out, const std::string& err,
                     SysTime now) const override {
@@ -270,6 +282,12 @@ class GeminiBackend : public Backend {
   }
 
  private:
+  // devgraph's denials at the admin tier (agents/cli_setup.h); the user
+  // tier's policies are in the run's GEMINI_CLI_HOME.
+  void add_policies(std::vector<std::string>& argv) const {
+    if (opt_.config_dir.empty()) return;
+    add_option(argv, "--admin-policy", gemini_admin_policy_dir(opt_));
+  }
   BackendOptions opt_;
 };
 

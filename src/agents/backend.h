@@ -7,8 +7,11 @@
 //            BackendOptions::binary (--claude-bin), else $DEVELOP_CLAUDE_BIN,
 //            else `claude`, so a fake CLI written for the reference works.
 //   codex    `codex exec --json`, JSONL events, workspace-write sandbox,
-//            resumed with `codex exec resume SESSION`.
-//   gemini   `gemini -p PROMPT --output-format json`.
+//            resumed with `codex exec resume SESSION`; CODEX_HOME is the
+//            run's own (agents/cli_setup.h).
+//   gemini   `gemini -p PROMPT --output-format json`, with devgraph's
+//            policy files and the skill and run directories in its
+//            workspace.
 //   command  any CLI, from a user-written argv template; the result is the
 //            last RESULT_JSON: line of stdout.
 //   sim      devgraph's own simulated agent (`devgraph sim-agent`), driven
@@ -57,6 +60,13 @@ struct BackendOptions {
   // per-bundle counters (empty: next to the prompt files).
   std::string sim_scenario;
   std::string sim_state_dir;
+  // Where the CLI's per-run configuration is written (agents/cli_setup.h:
+  // codex's CODEX_HOME, gemini's policy files); empty: PersonaRuntime::
+  // create takes <log dir>/cli.
+  std::string config_dir;
+  // Leave each CLI's telemetry and non-essential traffic as the user has
+  // it; off (the default) turns them off for persona runs.
+  bool cli_telemetry = false;
   // The bundle the launches belong to; sim passes it as --bundle, for the
   // scenario's "bundle" rules and {bundle}. Empty: PersonaRuntime::create
   // takes RuntimeConfig::bundle.

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "agents/cli_setup.h"
 #include "agents/result.h"
 #include "agents/sim.h"
 #include "contracts/schema.h"
@@ -587,10 +588,14 @@ Expected<std::unique_ptr<PersonaRuntime>> PersonaRuntime::create(RuntimeConfig c
         config.log_path.empty() ? std::string() : join_path(dirname_of(config.log_path), "prompts");
   }
   if (config.backend.bundle.empty()) config.backend.bundle = config.bundle;
+  if (config.backend.config_dir.empty() && !config.log_path.empty())
+    config.backend.config_dir = join_path(dirname_of(absolute_path(config.log_path)), "cli");
   if (config.backend.kind == BackendKind::sim && config.backend.sim_state_dir.empty() &&
       !config.prompt_dir.empty())
     config.backend.sim_state_dir = join_path(config.prompt_dir, "sim-state");
   DG_TRY(auto backend, make_backend(config.backend));
+  std::vector<std::string> parent = current_environment();
+  DG_TRY(std::vector<std::string> cli_env, prepare_cli(config.backend, parent));
   if (backend->wants_prompt_file() && config.prompt_dir.empty())
     return fail("--agent " + std::string(backend_name(config.backend.kind)) +
                 " needs a directory for prompt files (no log path given)");
@@ -607,7 +612,16 @@ Expected<std::unique_ptr<PersonaRuntime>> PersonaRuntime::create(RuntimeConfig c
   auto impl = std::make_unique<Impl>(std::move(config), clock, std::move(backend),
                                      std::move(schema), std::move(loop));
   impl->log_fd = log_fd;
-  impl->env = child_environment(kind, current_environment());
+  impl->env = child_environment(kind, parent);
+  // What prepare_cli() asked for replaces the inherited value of the name.
+  for (auto& entry : cli_env) {
+    std::string_view name(entry.data(), entry.find('='));
+    std::erase_if(impl->env, [&](const std::string& e) {
+      return e.size() > name.size() && e.compare(0, name.size(), name) == 0 &&
+             e[name.size()] == '=';
+    });
+    impl->env.push_back(std::move(entry));
+  }
   return std::unique_ptr<PersonaRuntime>(new PersonaRuntime(std::move(impl)));
 }
 

@@ -1,5 +1,7 @@
 #include "bundle/run.h"
 
+#include <cstdlib>
+
 #include "agents/runtime.h"
 #include "bundle/driver.h"
 #include "bundle/launcher.h"
@@ -78,6 +80,10 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
   for (auto& t : agents::persona_extra_tools(recorded("test"), recorded("build")))
     cfg.backend.allowed_tools.push_back(std::move(t));
   cfg.backend.disallowed_tools = h.disallowed_tools;
+  // $DEVGRAPH_CLI_TELEMETRY=1 leaves the CLIs' telemetry as the user has it
+  // (agents/cli_setup.h); the CLI's files go to <bundle dir>/cli.
+  const char* telemetry = std::getenv("DEVGRAPH_CLI_TELEMETRY");
+  cfg.backend.cli_telemetry = telemetry && std::string_view(telemetry) == "1";
   cfg.backend.sim_scenario = request.sim_scenario;
   cfg.backend.command_template = request.agent_command;
   const BundleLayout& layout = (*driver)->layout();

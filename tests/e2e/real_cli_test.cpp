@@ -138,6 +138,23 @@ class ModelServer {
     return out;
   }
 
+  // The results the model received for reading `path` in the conversation
+  // of (persona, task): a read tool's, or a `cat` of it through the shell
+  // (codex has no read tool).
+  std::vector<Json> reads(const std::string& persona, const std::string& task,
+                          const std::string& path) const {
+    std::vector<Json> out;
+    for (auto& r : of_kind("turn")) {
+      if (r.value("persona", "") != persona) continue;
+      if ((r["task"].is_string() ? r["task"].get<std::string>() : "") != task) continue;
+      for (auto& t : r["tool_results"]) {
+        bool tool_read = t["input"].is_object() && t["input"].value("file_path", "") == path;
+        if (tool_read || t["command"] == "cat '" + path + "'") out.push_back(t);
+      }
+    }
+    return out;
+  }
+
   // "persona task" for every conversation the server played.
   std::set<std::string> conversations() const {
     std::set<std::string> out;
@@ -157,6 +174,9 @@ class ModelServer {
 Json write_turn(const std::string& path, const std::string& content) {
   return Json{{"write", {{"path", path}, {"content", content}}}};
 }
+Json read_turn(const std::string& path) {
+  return Json{{"read", path}};
+}
 Json bash_turn(const std::string& command) {
   return Json{{"bash", command}};
 }
@@ -166,21 +186,6 @@ Json final_turn(const std::string& summary, const std::vector<std::string>& comm
   Json result = {{"status", "DONE"}, {"summary", summary}, {"evidence", Json::array()}};
   if (!commands.empty()) result["commands"] = commands;
   return Json{{"say", "Finished."}, {"result", result}};
-}
-
-// The shell command prefixes of Bash(...) entries of a claude tool list
-// ("Bash(git add *)" is "git add"), for the CLIs whose deny and allow
-// lists are written in their own files.
-std::vector<std::string> bash_prefixes(const std::vector<std::string>& tools) {
-  std::vector<std::string> out;
-  for (const auto& t : tools) {
-    if (t.rfind("Bash(", 0) != 0 || t.back() != ')') continue;
-    std::string inner = t.substr(5, t.size() - 6);
-    if (inner.size() > 2 && inner.compare(inner.size() - 2, 2, " *") == 0)
-      inner.resize(inner.size() - 2);
-    out.push_back(inner);
-  }
-  return out;
 }
 
 std::string quoted(const std::string& s) {
@@ -194,8 +199,7 @@ struct CliSetup {
   agents::BackendKind kind;
   std::string refusal;
   // Writes the CLI's files under `home`; returns the environment.
-  std::map<std::string, std::string> (*prepare)(const ModelServer& server, const std::string& home,
-                                                const Graph& graph);
+  std::map<std::string, std::string> (*prepare)(const ModelServer& server, const std::string& home);
 };
 
 // What every CLI gets: a home of its own, and the server as its proxy.
@@ -211,52 +215,38 @@ std::map<std::string, std::string> common_env(const ModelServer& server, const s
           {"no_proxy", "127.0.0.1,localhost"}};
 }
 
-// claude: the base URL, a dummy key, no other credentials, and none of the
-// traffic it would send elsewhere. Its tool lists come in its argv.
+// What a user of each CLI has set up: its endpoint (the server) and a
+// dummy key, nothing else. devgraph itself adds the rest (agents/
+// cli_setup.h): claude's and codex's telemetry off, codex's execpolicy
+// rules in a CODEX_HOME of the run's own, gemini's policy files, trusted
+// workspace and usage statistics off.
 std::map<std::string, std::string> prepare_claude(const ModelServer& server,
-                                                  const std::string& home, const Graph&) {
+                                                  const std::string& home) {
   auto env = common_env(server, home);
   env.insert({{"ANTHROPIC_BASE_URL", server.url()},
               {"ANTHROPIC_API_KEY", "dummy"},
               {"ANTHROPIC_AUTH_TOKEN", ""},
               {"CLAUDE_CODE_OAUTH_TOKEN", ""},
               {"CLAUDE_CONFIG_DIR", ""},
-              {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"}});
+              {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", ""}});
   return env;
 }
 
-// codex: a model provider at the server, no plugin sync and no analytics
-// (both reach out at start), and the graph's deny list as execpolicy rules,
-// which devgraph's codex backend does not write yet.
-std::map<std::string, std::string> prepare_codex(const ModelServer& server, const std::string& home,
-                                                 const Graph& graph) {
+// codex: a model provider at the server in the user's own CODEX_HOME,
+// which devgraph copies into the run's.
+std::map<std::string, std::string> prepare_codex(const ModelServer& server,
+                                                 const std::string& home) {
   std::string codex_home = home + "/.codex";
-  EXPECT_TRUE(make_directories(codex_home + "/rules").ok());
+  EXPECT_TRUE(make_directories(codex_home).ok());
   test::write_text(codex_home + "/config.toml",
                    "model = \"gpt-5-codex\"\n"
                    "model_provider = \"scripted\"\n"
-                   "check_for_update_on_startup = false\n"
                    "[model_providers.scripted]\n"
                    "name = \"scripted\"\n"
                    "base_url = " +
                        quoted(server.url() + "/v1") +
                        "\n"
-                       "wire_api = \"responses\"\n"
-                       "[features]\n"
-                       "plugins = false\n"
-                       "[analytics]\n"
-                       "enabled = false\n");
-  std::string rules;
-  for (const auto& prefix : bash_prefixes(graph.headless.disallowed_tools)) {
-    Json words = Json::array();
-    for (size_t b = 0, e; b < prefix.size(); b = e + 1) {
-      e = prefix.find(' ', b);
-      if (e == std::string::npos) e = prefix.size();
-      words.push_back(prefix.substr(b, e - b));
-    }
-    rules += "prefix_rule(pattern=" + words.dump() + ", decision=\"forbidden\")\n";
-  }
-  test::write_text(codex_home + "/rules/devgraph.rules", rules);
+                       "wire_api = \"responses\"\n");
   auto env = common_env(server, home);
   env.insert({{"CODEX_HOME", codex_home},
               {"OPENAI_API_KEY", ""},
@@ -265,34 +255,20 @@ std::map<std::string, std::string> prepare_codex(const ModelServer& server, cons
   return env;
 }
 
-// gemini: the API key route at the server, no usage statistics, and a
-// policy that allows the graph's shell prefixes and the bundle's test
-// command and denies the graph's deny list. Without an allow rule
-// --approval-mode auto_edit does not offer the shell tool at all, and
-// devgraph's gemini backend writes no policy yet.
+// gemini: the API key route at the server.
 std::map<std::string, std::string> prepare_gemini(const ModelServer& server,
-                                                  const std::string& home, const Graph& graph) {
+                                                  const std::string& home) {
   std::string dir = home + "/.gemini";
-  EXPECT_TRUE(make_directories(dir + "/policies").ok());
+  EXPECT_TRUE(make_directories(dir).ok());
   test::write_text(dir + "/settings.json",
-                   R"({"security": {"auth": {"selectedType": "gemini-api-key"}},)"
-                   R"( "privacy": {"usageStatisticsEnabled": false}})"
+                   R"({"security": {"auth": {"selectedType": "gemini-api-key"}}})"
                    "\n");
-  auto rule = [](const std::string& prefix, const char* decision, int priority) {
-    return "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = " + quoted(prefix) +
-           "\ndecision = \"" + decision + "\"\npriority = " + std::to_string(priority) + "\n\n";
-  };
-  std::string policy;
-  auto allowed = bash_prefixes(graph.headless.allowed_tools);
-  allowed.push_back("sh");
-  for (const auto& prefix : allowed) policy += rule(prefix, "allow", 100);
-  for (const auto& prefix : bash_prefixes(graph.headless.disallowed_tools))
-    policy += rule(prefix, "deny", 500);
-  test::write_text(dir + "/policies/devgraph.toml", policy);
   auto env = common_env(server, home);
   env.insert({{"GEMINI_API_KEY", "dummy"},
               {"GOOGLE_GEMINI_BASE_URL", server.url()},
-              {"GEMINI_CLI_TRUST_WORKSPACE", "true"},
+              {"GEMINI_CLI_TRUST_WORKSPACE", ""},
+              {"GEMINI_CLI_SYSTEM_SETTINGS_PATH", ""},
+              {"GEMINI_CLI_SYSTEM_DEFAULTS_PATH", ""},
               {"GOOGLE_API_KEY", ""},
               {"GOOGLE_APPLICATION_CREDENTIALS", ""},
               {"GOOGLE_GENAI_USE_VERTEXAI", ""},
@@ -358,7 +334,7 @@ class RealCli : public ::testing::TestWithParam<CliSetup> {
   // CLI's environment.
   std::map<std::string, std::string> start(const Json& script) {
     EXPECT_TRUE(server.start(script, s.path()));
-    return cli.prepare(server, home, graph);
+    return cli.prepare(server, home);
   }
 
   void expect_nothing_left_the_machine() const {
@@ -369,20 +345,30 @@ class RealCli : public ::testing::TestWithParam<CliSetup> {
 };
 
 // The smallest step: one persona launch through the persona runtime and the
-// backend's argv, with the shipped graph's tool lists. A command on the deny
-// list is refused by the CLI itself.
+// backend's argv, with the shipped graph's tool lists. The persona reads its
+// persona file; the commands of the deny list a persona could do harm with
+// are refused by the CLI itself, from what devgraph told it.
 TEST_P(RealCli, OnePersonaDispatchWritesAFileRunsACommandAndAnswers) {
   std::string worktree = s / "wt";
   std::string run_dir = s / "run";
   ASSERT_TRUE(make_directories(worktree).ok());
   ASSERT_TRUE(make_directories(run_dir).ok());
+  std::string persona_file = test::source_dir() + "/skill/agents/developer.md";
+  std::string persona_text = test::slurp(persona_file);
+  size_t d = persona_text.find("description: ");
+  std::string persona_heading = persona_text.substr(d, persona_text.find('\n', d) - d);
   Json script = {
       {"conversations", Json::array({{{"persona", "developer"},
                                       {"task", "T1"},
                                       {"turns", Json::array({
+                                                    read_turn(persona_file),
+                                                    read_turn(persona_file),
                                                     write_turn(worktree + "/src/T1.txt", "hello\n"),
                                                     bash_turn("cat src/T1.txt"),
                                                     bash_turn("git add -A"),
+                                                    bash_turn("git commit -qm mine"),
+                                                    bash_turn("git clean -fd"),
+                                                    bash_turn("git push origin HEAD"),
                                                     final_turn("wrote {task}"),
                                                 })}}})}};
   auto vars = start(script);
@@ -422,11 +408,21 @@ TEST_P(RealCli, OnePersonaDispatchWritesAFileRunsACommandAndAnswers) {
   ASSERT_EQ(shown.size(), 1u);
   EXPECT_NE(shown[0].value("output", "").find("hello"), std::string::npos) << shown[0].dump();
   EXPECT_EQ(shown[0]["is_error"], false) << shown[0].dump();
-  auto refused = server.command_results("developer", "T1", "git add -A");
-  ASSERT_EQ(refused.size(), 1u);
-  EXPECT_NE(refused[0].value("output", "").find(cli.refusal), std::string::npos)
-      << refused[0].dump();
-  EXPECT_EQ(refused[0]["is_error"], true) << refused[0].dump();
+  for (const char* command :
+       {"git add -A", "git commit -qm mine", "git clean -fd", "git push origin HEAD"}) {
+    auto refused = server.command_results("developer", "T1", command);
+    ASSERT_EQ(refused.size(), 1u) << command;
+    EXPECT_NE(refused[0].value("output", "").find(cli.refusal), std::string::npos)
+        << refused[0].dump();
+    EXPECT_EQ(refused[0]["is_error"], true) << refused[0].dump();
+  }
+  // The persona file as the model received it.
+  auto read = server.reads("developer", "T1", persona_file);
+  ASSERT_FALSE(read.empty());
+  for (const auto& r : read) {
+    EXPECT_NE(r.value("output", "").find(persona_heading), std::string::npos) << r.dump();
+    EXPECT_EQ(r["is_error"], false) << r.dump();
+  }
   EXPECT_EQ(server.conversations(), (std::set<std::string>{"developer T1"}));
   expect_nothing_left_the_machine();
 }

@@ -37,10 +37,11 @@ last turn the last one is played again. A turn {"http_error": 429,
 protocol's error body instead (the CLI's retries get it too), to see how
 a CLI reports a provider failure.
 
-A `write` or `bash` turn becomes a call of the tool the CLI offers for it:
-claude's Write and Bash; codex's apply_patch when offered, else its shell
-tool (exec_command, shell_command or shell) running the write as printf;
-gemini's write_file and run_shell_command. A turn whose tool the CLI did
+A `write`, `read` ({"read": "/abs/path"}) or `bash` turn becomes a call of
+the tool the CLI offers for it: claude's Write, Read and Bash; codex's
+apply_patch when offered, else its shell tool (exec_command, shell_command
+or shell) running the write as printf and the read as cat; gemini's
+write_file, read_file and run_shell_command. A turn whose tool the CLI did
 not offer is answered as a final turn and logged with an `error`.
 
 Requests that belong to no persona conversation (titles, topic checks,
@@ -230,9 +231,18 @@ def anthropic_tool_results(messages):
     return out
 
 
+TOOL_TURNS = ("write", "read", "bash")
+
+
+def is_tool_turn(turn):
+    return any(k in turn for k in TOOL_TURNS)
+
+
 def anthropic_tool_call(turn, tools):
     """(name, input) for a scripted tool turn, using the tools offered."""
     names = {t.get("name") for t in tools or []}
+    if "read" in turn:
+        return ("Read", {"file_path": turn["read"]}) if "Read" in names else None
     if "write" in turn:
         if "Write" not in names:
             return None
@@ -274,7 +284,7 @@ def anthropic_blocks(handler, body):
     )
     if "http_error" in turn:
         raise ScriptedError(record, turn)
-    call = anthropic_tool_call(turn, tools) if ("write" in turn or "bash" in turn) else None
+    call = anthropic_tool_call(turn, tools) if is_tool_turn(turn) else None
     if call:
         name, args = call
         record["reply"] = name
@@ -285,7 +295,7 @@ def anthropic_blocks(handler, body):
             "input": args,
         }
         return record, [block], "tool_use"
-    if "write" in turn or "bash" in turn:
+    if is_tool_turn(turn):
         record["error"] = "no such tool offered: " + json.dumps(turn)
     record["reply"] = "final"
     return record, [{"type": "text", "text": Scripts.final_text(turn, persona, task)}], "end_turn"
@@ -506,6 +516,8 @@ def responses_call(turn, tools, call_id):
             content.replace("'", "'\\''"),
             path,
         )
+    elif "read" in turn:
+        command = "cat '%s'" % turn["read"].replace("'", "'\\''")
     else:
         command = turn["bash"]
     if "exec_command" in names:
@@ -578,7 +590,7 @@ def openai_responses(handler, body):
         if "http_error" in turn:
             raise ScriptedError(record, turn)
         call = None
-        if "write" in turn or "bash" in turn:
+        if is_tool_turn(turn):
             call = responses_call(turn, body.get("tools"), "call_%02d_%d" % (step, seq))
             if call is None:
                 record["error"] = "no such tool offered: " + json.dumps(turn)
@@ -763,11 +775,13 @@ def gemini_reply(handler, body, stream):
                     }
                 }
             ]
+        elif "read" in turn and "read_file" in names:
+            parts = [{"functionCall": {"name": "read_file", "args": {"file_path": turn["read"]}}}]
         elif "bash" in turn and "run_shell_command" in names:
             parts = [
                 {"functionCall": {"name": "run_shell_command", "args": {"command": turn["bash"]}}}
             ]
-        elif "write" in turn or "bash" in turn:
+        elif is_tool_turn(turn):
             record["error"] = "no such tool offered: " + json.dumps(turn)
         if parts:
             record["reply"] = parts[0]["functionCall"]["name"]

@@ -102,14 +102,42 @@ TEST(Backend, CodexArgvAndJsonlEvents) {
   auto b = make_backend(opt);
   ASSERT_TRUE(b.ok());
   auto argv = (*b)->launch_argv(request(), {"PROMPT", ""});
-  std::vector<std::string> want = {
-      "codex", "exec", "--json",    "--sandbox", "workspace-write", "--skip-git-repo-check",
-      "--cd",  "/wt",  "--add-dir", "/run",      "--model",         "gpt-5",
-      "PROMPT"};
+  // Telemetry off unless asked for (agents/cli_setup.h).
+  std::vector<std::string> want = {"codex",
+                                   "exec",
+                                   "--json",
+                                   "--sandbox",
+                                   "workspace-write",
+                                   "--skip-git-repo-check",
+                                   "--cd",
+                                   "/wt",
+                                   "-c",
+                                   "analytics.enabled=false",
+                                   "-c",
+                                   "features.plugins=false",
+                                   "-c",
+                                   "check_for_update_on_startup=false",
+                                   "--add-dir",
+                                   "/run",
+                                   "--model",
+                                   "gpt-5",
+                                   "PROMPT"};
   EXPECT_EQ(argv, want);
-  std::vector<std::string> resume = {"codex",  "exec", "--json", "--skip-git-repo-check",
-                                     "resume", "th_1", "R"};
+  std::vector<std::string> resume = {"codex",  "exec",
+                                     "--json", "--skip-git-repo-check",
+                                     "-c",     "analytics.enabled=false",
+                                     "-c",     "features.plugins=false",
+                                     "-c",     "check_for_update_on_startup=false",
+                                     "resume", "th_1",
+                                     "R"};
   EXPECT_EQ((*b)->resume_argv(request(), "th_1", {"R", ""}), resume);
+  opt.cli_telemetry = true;
+  auto with_telemetry = make_backend(opt);
+  ASSERT_TRUE(with_telemetry.ok());
+  EXPECT_EQ((*with_telemetry)->launch_argv(request(), {"PROMPT", ""}),
+            (std::vector<std::string>{"codex", "exec", "--json", "--sandbox", "workspace-write",
+                                      "--skip-git-repo-check", "--cd", "/wt", "--add-dir", "/run",
+                                      "--model", "gpt-5", "PROMPT"}));
   AgentOutput o = (*b)->parse(
       0, 0,
       "{\"type\":\"thread.started\",\"thread_id\":\"th_1\"}\n"
@@ -141,8 +169,15 @@ TEST(Backend, GeminiArgvAndJson) {
                                    "P",         "--output-format",
                                    "json",      "--approval-mode",
                                    "auto_edit", "--include-directories",
+                                   "/skill",    "--include-directories",
                                    "/run"};
   EXPECT_EQ((*b)->launch_argv(request(), {"P", ""}), want);
+  // With a configuration directory, devgraph's admin-tier denials.
+  opt.config_dir = "/run/cli";
+  auto configured = make_backend(opt);
+  ASSERT_TRUE(configured.ok());
+  want.insert(want.begin() + 7, {"--admin-policy", "/run/cli/gemini-admin-policies"});
+  EXPECT_EQ((*configured)->launch_argv(request(), {"P", ""}), want);
   AgentOutput o =
       (*b)->parse(0, 0, R"({"response":"RESULT_JSON: {}","stats":{"models":{}}})", "", kNow);
   EXPECT_FALSE(o.failed);
