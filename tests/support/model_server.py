@@ -17,7 +17,8 @@ task its prompt names ("agents/<persona>.md", "Task <id> of bundle",
 `conversations` whose persona (and task, when given) match, else
 `default`. The step played is the number of model turns already in the
 conversation's history, so the server keeps no state and a CLI retrying a
-request gets the same answer. A script file:
+request gets the same answer (but for a "times" error turn, below). A
+script file:
 
   {"conversations": [
      {"persona": "developer", "task": "T1",
@@ -35,7 +36,13 @@ turn says `say` (optional prose) and then the line
 last turn the last one is played again. A turn {"http_error": 429,
 "message": "...", "retry_after": 0} answers with that HTTP status and the
 protocol's error body instead (the CLI's retries get it too), to see how
-a CLI reports a provider failure.
+a CLI reports a provider failure. Its "retry_after" (absent or null: no
+header) becomes a Retry-After header; "body" (a JSON value) replaces the
+protocol's error body exactly; "headers" ({name: value}) adds response
+headers; "times": N makes only the first N requests for that step fail,
+and later ones (a CLI's retries, counted per persona, task and step: the
+one piece of state the server keeps) play the turn "then" (default: the
+next turn of the script).
 
 A `write`, `read` ({"read": "/abs/path"}) or `bash` turn becomes a call of
 the tool the CLI offers for it: claude's Write, Read and Bash; codex's
@@ -82,6 +89,8 @@ class Scripts:
             "turns": [{"result": {"status": "DONE", "summary": "{persona} done", "evidence": []}}]
         }
         self.cwd = cwd
+        self.lock = threading.Lock()
+        self.failures = {}  # (persona, task, step) -> errors answered, for "times"
 
     def find(self, persona, task):
         for c in self.conversations:
@@ -96,6 +105,13 @@ class Scripts:
         script = self.find(persona, task)
         turns = script.get("turns") or self.default["turns"]
         turn = dict(turns[min(step, len(turns) - 1)])
+        if "http_error" in turn and "times" in turn:
+            key = (persona, task, step)
+            with self.lock:
+                seen = self.failures.get(key, 0)
+                self.failures[key] = seen + 1
+            if seen >= turn["times"]:
+                turn = dict(turn.get("then") or turns[min(step + 1, len(turns) - 1)])
         cwd = script.get("cwd") or self.cwd
         if "write" in turn:
             w = dict(turn["write"])
@@ -161,7 +177,8 @@ def tool_result(tool, args, output, is_error):
 
 class ScriptedError(Exception):
     """A turn that answers with an HTTP error: {"http_error": 429, "message": ...,
-    "retry_after": seconds}; every retry of the request gets it again."""
+    "retry_after": seconds, "body", "headers", "times"}; every retry of the
+    request gets it again, unless "times" limits it."""
 
     def __init__(self, record, turn):
         super().__init__(turn.get("message", "scripted error"))
@@ -169,8 +186,12 @@ class ScriptedError(Exception):
         self.status = turn["http_error"]
         self.message = turn.get("message", "scripted error")
         self.retry_after = turn.get("retry_after")
+        self.exact_body = turn.get("body")
+        self.headers = turn.get("headers") or {}
 
     def body(self, api):
+        if self.exact_body is not None:
+            return self.exact_body
         if api == "anthropic":
             kind = {429: "rate_limit_error", 529: "overloaded_error"}.get(self.status, "api_error")
             return {"type": "error", "error": {"type": kind, "message": self.message}}
@@ -942,6 +963,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Type", "application/json")
             if e.retry_after is not None:
                 self.send_header("Retry-After", str(e.retry_after))
+            for name, value in e.headers.items():
+                self.send_header(name, str(value))
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
