@@ -14,13 +14,19 @@ the machine and a test can see every attempt.
 Replies are scripted. A conversation is recognised by the persona and the
 task its prompt names ("agents/<persona>.md", "Task <id> of bundle",
 "Review task <id> of bundle"); its script is the first entry of
-`conversations` whose persona (and task, when given) match, else
-`default`. The step played is the number of model turns already in the
-conversation's history, so the server keeps no state and a CLI retrying a
-request gets the same answer (but for a "times" error turn, below). A
-script file:
+`conversations` whose persona (and task, when given) match, and whose
+`prompt_contains`, when given, is in that prompt, else `default`. A
+relaunch that carries what stopped the attempt before it (a reason
+devgraph adds to the dispatch) can so be told from the first launch and
+play other turns. The step played is the number of model turns already in
+the conversation's history, so the server keeps no state and a CLI
+retrying a request gets the same answer (but for a "times" error turn,
+below). A script file:
 
   {"conversations": [
+     {"persona": "developer", "task": "T1", "name": "second developer",
+      "prompt_contains": "What stopped the previous attempt",
+      "turns": [{"bash": "sh run-tests.sh"}, {"say": "Done.", "result": ...}]},
      {"persona": "developer", "task": "T1",
       "turns": [{"write": {"path": "src/T1.txt", "content": "hello\\n"}},
                 {"bash": "sh run-tests.sh"},
@@ -55,8 +61,10 @@ Requests that belong to no persona conversation (titles, topic checks,
 quota probes, model lists) get a minimal answer of the shape asked for.
 
 Every request is one JSON line in --log: seq, method, path, api, kind
-(turn, side, outside, unknown, error), persona, task, step, the tools the
-CLI offered, the reply, and the tool results the request brought back
+(turn, side, outside, unknown, error), persona, task, step, the script
+played (its entry's `name`, else its index in `conversations`, else
+"default"), the tools the CLI offered, the reply, and the tool results the
+request brought back
 ({tool, command, input, output, is_error}; `command` is the shell command
 line whatever the CLI calls its shell tool, `is_error` also holds for a
 command that exited non-zero), so a test can tell that a command really
@@ -92,17 +100,21 @@ class Scripts:
         self.lock = threading.Lock()
         self.failures = {}  # (persona, task, step) -> errors answered, for "times"
 
-    def find(self, persona, task):
-        for c in self.conversations:
+    def find(self, persona, task, prompt):
+        """(name, script) of the conversation (persona, task) whose first prompt is `prompt`."""
+        for n, c in enumerate(self.conversations):
             if c.get("persona") != persona:
                 continue
             if "task" in c and (c["task"] or None) != task:
                 continue
-            return c
-        return self.default
+            if "prompt_contains" in c and c["prompt_contains"] not in (prompt or ""):
+                continue
+            return c.get("name", n), c
+        return "default", self.default
 
-    def turn(self, persona, task, step):
-        script = self.find(persona, task)
+    def turn(self, persona, task, step, prompt, record):
+        name, script = self.find(persona, task, prompt)
+        record["script"] = name
         turns = script.get("turns") or self.default["turns"]
         turn = dict(turns[min(step, len(turns) - 1)])
         if "http_error" in turn and "times" in turn:
@@ -279,7 +291,8 @@ def anthropic_blocks(handler, body):
     messages = body.get("messages") or []
     tools = body.get("tools") or []
     first = next((m for m in messages if m.get("role") == "user"), {})
-    persona, task = who(text_of(first.get("content")))
+    prompt = text_of(first.get("content"))
+    persona, task = who(prompt)
     record = {"api": "anthropic", "model": body.get("model")}
     if persona is None or not tools:
         record.update(kind="side", reply="text")
@@ -294,7 +307,7 @@ def anthropic_blocks(handler, body):
             "end_turn",
         )
     step = sum(1 for m in messages if m.get("role") == "assistant")
-    turn = handler.server.scripts.turn(persona, task, step)
+    turn = handler.server.scripts.turn(persona, task, step, prompt, record)
     record.update(
         kind="turn",
         persona=persona,
@@ -578,7 +591,8 @@ def openai_responses(handler, body):
         ),
         None,
     )
-    persona, task = who(text_of(first.get("content")) if first else "")
+    prompt = text_of(first.get("content")) if first else ""
+    persona, task = who(prompt)
     record = {"api": "openai", "model": body.get("model")}
     seq = handler.server.log.seq
     if persona is None:
@@ -599,7 +613,7 @@ def openai_responses(handler, body):
             if i.get("type") in ("function_call", "custom_tool_call")
             or (i.get("type") == "message" and i.get("role") == "assistant")
         )
-        turn = handler.server.scripts.turn(persona, task, step)
+        turn = handler.server.scripts.turn(persona, task, step, prompt, record)
         record.update(
             kind="turn",
             persona=persona,
@@ -752,10 +766,11 @@ def gemini_tool_names(tools):
 
 def gemini_reply(handler, body, stream):
     contents = body.get("contents") or []
-    persona, task = None, None
+    persona, task, prompt = None, None, ""
     for c in contents:
         if c.get("role") == "user":
-            persona, task = who(gemini_text(c))
+            prompt = gemini_text(c)
+            persona, task = who(prompt)
             if persona:
                 break
     tools = body.get("tools")
@@ -771,7 +786,7 @@ def gemini_reply(handler, body, stream):
         parts = [{"text": side_json(config) if wants_json else "OK"}]
     else:
         step = sum(1 for c in contents if c.get("role") == "model")
-        turn = handler.server.scripts.turn(persona, task, step)
+        turn = handler.server.scripts.turn(persona, task, step, prompt, record)
         record.update(
             kind="turn",
             persona=persona,
