@@ -82,6 +82,57 @@ std::string describe_failure(int exit_code, int term_signal, std::string_view ex
   return s;
 }
 
+// Sets o.failure, o.shape and o.limit for a failed run from the backend's
+// table (`status` the API status the CLI reports, 0 when none; `text` every
+// word the CLI gave about the failure).
+void classify(AgentOutput& o, BackendKind kind, int status, const std::string& text, SysTime now) {
+  const FailureRow* row = match_failure(kind, status, text);
+  auto limit = detect_provider_limit(kind, text, now);
+  if (!row && limit) {  // limit wording no row names: a usage limit
+    o.failure = FailureKind::limit;
+    o.shape = "limit";
+    o.limit = limit;
+    return;
+  }
+  o.failure = row ? row->kind : FailureKind::transient;
+  o.shape = row ? row->shape : "unrecognised";
+  if (o.failure != FailureKind::limit) return;
+  o.limit = limit.value_or(ProviderLimit{one_line(text, 200), std::nullopt, false});
+  o.limit->rate = row->rate && !o.limit->resets_at;
+}
+
+// The API status a CLI's message names ("last status: 429", "unexpected
+// status 401 Unauthorized", "API Error: 500"); 0 when none.
+int status_in(const std::string& text) {
+  static const std::regex status(R"((?:status:?|api error:|request rejected \()\s*(\d{3})\b)",
+                                 std::regex::icase);
+  std::smatch m;
+  return std::regex_search(text, m, status) ? std::stoi(m[1].str()) : 0;
+}
+
+// The last JSON object of `text` that starts a line ("{" alone on its
+// line, as gemini prints its error document after a stack trace); an
+// empty object when there is none.
+Json last_json_object(const std::string& text) {
+  size_t at = text.size();
+  while (at > 0) {
+    size_t open = text.rfind("\n{\n", at - 1);
+    size_t start =
+        open == std::string::npos ? (text.rfind("{\n", 0) == 0 ? 0 : std::string::npos) : open + 1;
+    if (start == std::string::npos) break;
+    // Its end: the first line that is "}" alone.
+    size_t close = text.find("\n}", start);
+    while (close != std::string::npos) {
+      Json v = Json::parse(text.substr(start, close + 2 - start), nullptr, false);
+      if (v.is_object()) return v;
+      close = text.find("\n}", close + 2);
+    }
+    if (start == 0) break;
+    at = start - 1;
+  }
+  return Json::object();
+}
+
 // claude -p --output-format json: one JSON object with result, session_id,
 // total_cost_usd, duration_api_ms, usage, is_error, subtype. The sim agent
 // prints the same document.
@@ -105,8 +156,24 @@ AgentOutput parse_claude_like(BackendKind kind, int exit_code, int term_signal,
   o.failed = exit_code != 0 || term_signal != 0 || is_error || subtype.rfind("error", 0) == 0;
   if (o.failed) {
     std::string extra = subtype.empty() ? "" : "subtype " + subtype;
-    o.error = describe_failure(exit_code, term_signal, extra, o.final_text, err);
-    o.limit = detect_provider_limit(kind, o.final_text + "\n" + err, now);
+    // claude names the HTTP status of an API failure (api_error_status)
+    // and why the run ended (terminal_reason); max-turns has its words in
+    // `errors`, not `result`.
+    int status = 0;
+    if (auto a = data.find("api_error_status"); a != data.end() && a->is_number_integer())
+      status = a->get<int>();
+    std::string why = o.final_text;
+    if (auto e = data.find("errors"); e != data.end() && e->is_array())
+      for (const auto& line : *e)
+        if (line.is_string()) why += "\n" + line.get<std::string>();
+    if (r == data.end() || !r->is_string()) {
+      if (auto e = data.find("errors"); e != data.end() && e->is_array() && !e->empty())
+        o.final_text.clear();  // the document itself is no answer text
+    }
+    std::string reason = str_field(data, "terminal_reason");
+    if (!reason.empty()) extra += (extra.empty() ? "" : ", ") + ("terminal_reason " + reason);
+    o.error = describe_failure(exit_code, term_signal, extra, why, err);
+    classify(o, kind, status, why + "\n" + subtype + "\n" + reason + "\n" + err, now);
   }
   return o;
 }
@@ -183,6 +250,9 @@ class CodexBackend : public Backend {
   AgentOutput parse(int code, int sig, const std::string& out, const std::string& err,
                     SysTime now) const override {
     AgentOutput o;
+    // The failure is what the last turn ended with: turn.failed, or an
+    // error event no completed turn followed. "Reconnecting..." errors are
+    // codex retrying by itself, not a failure (it often recovers).
     std::string failure;
     size_t pos = 0;
     while (pos < out.size()) {
@@ -200,21 +270,38 @@ class CodexBackend : public Backend {
         if (item == "command_execution" || item == "file_change" || item == "mcp_tool_call" ||
             item == "web_search")
           o.tool_calls = o.tool_calls.value_or(0) + 1;
-      } else if (type == "turn.completed" && ev.contains("usage")) {
-        o.usage = ev["usage"];
+      } else if (type == "turn.completed") {
+        if (ev.contains("usage")) o.usage = ev["usage"];
+        failure.clear();
       } else if (type == "turn.failed" && ev.contains("error") && ev["error"].is_object()) {
         failure = str_field(ev["error"], "message");
       } else if (type == "error") {
-        failure = str_field(ev, "message");
+        std::string message = str_field(ev, "message");
+        if (message.rfind("Reconnecting...", 0) != 0) failure = message;
       }
     }
     o.failed = code != 0 || sig != 0 || !failure.empty();
     if (o.failed) {
       o.error = describe_failure(code, sig, failure.empty() ? "" : "error " + one_line(failure),
                                  o.final_text, err);
-      o.limit = detect_provider_limit(BackendKind::codex, failure + "\n" + err, now);
+      classify(o, BackendKind::codex, status_in(failure), failure + "\n" + err, now);
     }
     return o;
+  }
+  // Every JSONL event: a reconnect for a limit arms the stall timer, any
+  // other event shows codex working again.
+  std::vector<std::string> live_marks() const override { return {"\"type\":"}; }
+  std::optional<ProviderLimit> live_limit(std::string_view line, SysTime now) const override {
+    Json ev = parse_object(line);
+    if (str_field(ev, "type") != "error") return std::nullopt;
+    std::string message = str_field(ev, "message");
+    if (message.rfind("Reconnecting...", 0) != 0) return std::nullopt;
+    const FailureRow* row = match_failure(BackendKind::codex, status_in(message), message);
+    if (!row || row->kind != FailureKind::limit) return std::nullopt;
+    ProviderLimit limit = detect_provider_limit(BackendKind::codex, message, now)
+                              .value_or(ProviderLimit{one_line(message, 200), std::nullopt});
+    limit.rate = row->rate && !limit.resets_at;
+    return limit;
   }
 
  private:
@@ -256,6 +343,9 @@ class GeminiBackend : public Backend {
                     SysTime now) const override {
     AgentOutput o;
     Json data = parse_object(out);
+    // A failed run prints nothing on stdout and its JSON document (with
+    // `error`) at the end of stderr, after the stack trace.
+    if (data.empty()) data = last_json_object(err);
     o.final_text = data.contains("response") && data["response"].is_string()
                        ? data["response"].get<std::string>()
                        : out;
@@ -267,16 +357,29 @@ class GeminiBackend : public Backend {
       if (calls.is_number_integer()) o.tool_calls = std::max(0, calls.get<int>());
     }
     std::string failure;
+    int status = 0;
     if (data.contains("error") && !data["error"].is_null()) {
-      failure =
-          data["error"].is_object() ? str_field(data["error"], "message") : data["error"].dump();
-      if (failure.empty()) failure = data["error"].dump();
+      const Json& e = data["error"];
+      failure = e.is_object() ? str_field(e, "message") : e.dump();
+      if (failure.empty()) failure = e.dump();
+      // The message is sometimes the API's own error document.
+      Json inner = parse_object(failure);
+      if (inner.contains("error") && inner["error"].is_object()) {
+        std::string m = str_field(inner["error"], "message");
+        std::string st = str_field(inner["error"], "status");
+        if (!m.empty()) failure = m + (st.empty() ? "" : " (" + st + ")") + "\n" + failure;
+      }
+      if (e.is_object()) {
+        if (auto c = e.find("code"); c != e.end() && c->is_number_integer()) status = c->get<int>();
+        failure += "\n" + str_field(e, "type");
+      }
     }
     o.failed = code != 0 || sig != 0 || !failure.empty();
     if (o.failed) {
-      o.error = describe_failure(code, sig, failure.empty() ? "" : "error " + one_line(failure),
-                                 o.final_text, err);
-      o.limit = detect_provider_limit(BackendKind::gemini, failure + "\n" + err, now);
+      std::string first = failure.substr(0, failure.find('\n'));
+      o.error = describe_failure(code, sig, first.empty() ? "" : "error " + one_line(first),
+                                 failure.empty() ? o.final_text : "", failure.empty() ? err : "");
+      classify(o, BackendKind::gemini, status, failure + "\n" + (failure.empty() ? err : ""), now);
     }
     return o;
   }
@@ -331,7 +434,7 @@ class CommandBackend : public Backend {
     o.failed = code != 0 || sig != 0;
     if (o.failed) {
       o.error = describe_failure(code, sig, "", out, err);
-      o.limit = detect_provider_limit(BackendKind::command, out + "\n" + err, now);
+      classify(o, BackendKind::command, 0, out + "\n" + err, now);
     }
     return o;
   }
@@ -623,6 +726,102 @@ std::optional<ProviderLimit> detect_provider_limit(BackendKind, std::string_view
       limit.resets_at = next_clock_time(now, hour, minute);
   }
   return limit;
+}
+
+}  // namespace devgraph::agents
+
+namespace devgraph::agents {
+
+std::string_view failure_kind_name(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::transient:
+      return "transient";
+    case FailureKind::limit:
+      return "limit";
+    case FailureKind::fatal:
+      return "fatal";
+    case FailureKind::turn_limit:
+      return "turn_limit";
+  }
+  return "transient";
+}
+
+// The failure tables, from what each pinned CLI prints
+// (tests/fixtures/cli-failures/, one fixture per row; docs/agents.md). A
+// failure no row matches is transient: relaunched after a back-off.
+const std::vector<FailureRow>& failure_table(BackendKind kind) {
+  using K = FailureKind;
+  // claude: api_error_status is the HTTP status; the result text is its
+  // own words ("API Error: Request rejected (429) · ... rate limit").
+  static const std::vector<FailureRow> claude = {
+      {"max-turns", K::turn_limit, 0, 0, {"error_max_turns", "max_turns"}},
+      {"usage-limit", K::limit, 0, 0, {"usage limit", "hit your limit", "limit will reset"}},
+      {"rate-limit", K::limit, 429, 429, {}, true},
+      {"auth", K::fatal, 401, 403, {}},
+      {"auth", K::fatal, 0, 0, {"invalid api key", "please run /login", "authentication_error"}},
+      {"bad-request", K::fatal, 400, 400, {}},
+      {"not-found", K::fatal, 404, 404, {}},
+      {"overloaded", K::transient, 529, 529, {}},
+      {"server-error", K::transient, 500, 599, {}},
+  };
+  // codex: the status is in the message ("exceeded retry limit, last
+  // status: 429 Too Many Requests", "unexpected status 401 Unauthorized");
+  // it has no turn limit of its own.
+  static const std::vector<FailureRow> codex = {
+      {"usage-limit", K::limit, 0, 0, {"usage limit"}},
+      {"rate-limit", K::limit, 429, 429, {}, true},
+      {"rate-limit", K::limit, 0, 0, {"rate limit", "too many requests"}, true},
+      {"auth", K::fatal, 401, 403, {}},
+      {"auth", K::fatal, 0, 0, {"incorrect api key", "invalid_api_key", "not logged in"}},
+      {"bad-request", K::fatal, 400, 400, {}},
+      {"not-found", K::fatal, 404, 404, {}},
+      {"server-error", K::transient, 500, 599, {}},
+      {"server-error", K::transient, 0, 0, {"high demand"}},
+  };
+  // gemini: error.code of the document on stderr is the HTTP status (and
+  // the exit code is that status modulo 256: 173 for 429) or its own fatal
+  // code (53 turn limit, 41 authentication, 42 input, 44 sandbox, 52
+  // configuration); error.type names the fatal ones.
+  static const std::vector<FailureRow> gemini = {
+      {"turn-limit", K::turn_limit, 0, 0, {"fatalturnlimitederror", "max session turns"}},
+      {"auth",
+       K::fatal,
+       0,
+       0,
+       {"fatalauthenticationerror", "api_key_invalid", "api key not valid"}},
+      {"daily-quota", K::limit, 429, 429, {"daily quota", "per day"}},
+      {"rate-limit", K::limit, 429, 429, {}, true},
+      {"auth", K::fatal, 401, 403, {}},
+      {"bad-input", K::fatal, 0, 0, {"fatalinputerror", "fatalsandboxerror", "fatalconfigerror"}},
+      {"bad-request", K::fatal, 400, 400, {}},
+      {"not-found", K::fatal, 404, 404, {}},
+      {"server-error", K::transient, 500, 599, {}},
+  };
+  static const std::vector<FailureRow> generic = {};
+  switch (kind) {
+    case BackendKind::claude:
+      return claude;
+    case BackendKind::codex:
+      return codex;
+    case BackendKind::gemini:
+      return gemini;
+    case BackendKind::command:
+    case BackendKind::sim:
+      break;
+  }
+  return generic;
+}
+
+const FailureRow* match_failure(BackendKind kind, int status, std::string_view text) {
+  std::string low = lower(text);
+  for (const auto& row : failure_table(kind)) {
+    if (row.status_min && (status < row.status_min || status > row.status_max)) continue;
+    if (!row.status_min && row.phrases.empty()) continue;
+    bool said = row.phrases.empty();
+    for (const char* p : row.phrases) said = said || low.find(p) != std::string::npos;
+    if (said) return &row;
+  }
+  return nullptr;
 }
 
 }  // namespace devgraph::agents

@@ -90,7 +90,40 @@ struct LaunchRequest {
 struct ProviderLimit {
   std::string message;  // the provider's words, one line, trimmed
   std::optional<std::chrono::system_clock::time_point> resets_at;
+  // A rate limit (requests or tokens per minute) rather than a usage quota:
+  // without a reset time it is waited out for RuntimeConfig::rate_limit_pause,
+  // not default_pause.
+  bool rate = false;
 };
+
+// How a failed CLI run is handled: the kind of the row of the backend's
+// failure table it matched (docs/agents.md, "Failure tables").
+enum class FailureKind {
+  transient,   // relaunched after a back-off, within the retry budget
+  limit,       // a provider limit (AgentOutput::limit): the backend pauses
+  fatal,       // retrying cannot help (a rejected key, a bad request):
+               // ends at once as cli_error, for a person to fix
+  turn_limit,  // the persona ran out of turns: resumed once for its result
+};
+std::string_view failure_kind_name(FailureKind kind);
+
+// One row of a backend's failure table: a failure whose API status lies in
+// [status_min, status_max] (0, 0: any) and whose text holds one of
+// `phrases` (lower case; none: the status alone decides).
+struct FailureRow {
+  const char* shape;  // the row's name, as docs/agents.md lists it
+  FailureKind kind;
+  int status_min = 0;
+  int status_max = 0;
+  std::vector<const char*> phrases;
+  bool rate = false;  // for a limit: a rate limit, not a usage quota
+};
+// The rows of `kind`'s table, first match wins; a failure no row matches is
+// transient. command and sim have the generic table (limits by wording).
+const std::vector<FailureRow>& failure_table(BackendKind kind);
+// The row a failure with API status `status` (0: none known) and text
+// `text` matches, or nullptr.
+const FailureRow* match_failure(BackendKind kind, int status, std::string_view text);
 
 // What a CLI run amounted to, before RESULT_JSON is looked for.
 struct AgentOutput {
@@ -102,7 +135,10 @@ struct AgentOutput {
   Json usage;           // token counts as the CLI reported them
   bool failed = false;  // the CLI itself failed (exit, is_error, subtype)
   std::string error;    // one line: why it failed
-  std::optional<ProviderLimit> limit;
+  // For a failed run: which way it is handled, and the row that said so.
+  FailureKind failure = FailureKind::transient;
+  std::string shape;
+  std::optional<ProviderLimit> limit;  // set exactly when failure is limit
   // The tool calls the CLI reports the model made (claude: num_turns - 1;
   // codex: tool items; gemini: stats.tools.totalCalls); nullopt when it
   // reports none (the sim, any command).
@@ -137,6 +173,18 @@ class Backend {
                             std::chrono::system_clock::time_point now) const = 0;
   // Whether this backend needs the prompt written to a file.
   virtual bool wants_prompt_file() const { return false; }
+  // Stdout lines the runtime shows live_limit() while the CLI runs
+  // (ChildSpec::stdout_line_marks); none by default.
+  virtual std::vector<std::string> live_marks() const { return {}; }
+  // Whether a marked line says the CLI is waiting out a provider limit by
+  // itself (codex's "Reconnecting... (... 429 ...)"): the runtime then
+  // stops it when no other line follows within RuntimeConfig::limit_stall,
+  // and pauses the backend as for `limit`. nullopt for any other line: the
+  // CLI is working again.
+  virtual std::optional<ProviderLimit> live_limit(std::string_view,
+                                                  std::chrono::system_clock::time_point) const {
+    return std::nullopt;
+  }
 };
 
 // Fails with a one-line message naming the option that is wrong (an empty

@@ -114,6 +114,11 @@ struct PersonaRuntime::Impl {
     Json usage;
     int exit_code = -1;
     int term_signal = 0;
+    // The CLI is waiting out this limit by itself (Backend::live_limit);
+    // stall_timer stops it at limit_stall, `stalled` once it did.
+    std::optional<ProviderLimit> live_limit;
+    TimerId stall_timer = 0;
+    bool stalled = false;
   };
 
   RuntimeConfig cfg;
@@ -127,6 +132,7 @@ struct PersonaRuntime::Impl {
   std::unordered_map<LaunchId, Launch> launches;
   std::unordered_map<ChildId, LaunchId> by_child;
   std::unordered_map<TimerId, LaunchId> by_timer;
+  std::unordered_map<TimerId, LaunchId> by_stall_timer;
   std::deque<LaunchId> queued;
   std::optional<SysTime> pause_until;
   SteadyTime pause_began;
@@ -250,6 +256,7 @@ struct PersonaRuntime::Impl {
     spec.timeout = cfg.persona_timeout;
     spec.kill_grace = cfg.kill_grace;
     spec.max_output_bytes = cfg.max_output_bytes;
+    spec.stdout_line_marks = backend->live_marks();
     auto child = loop.spawn(spec);
     ++runs;
     log("launched", Json{{"persona", l.request.persona},
@@ -315,9 +322,14 @@ struct PersonaRuntime::Impl {
     launches.erase(l.id);
   }
 
+  // When a pause for `limit` ends: its reset, or the pause of its kind.
+  SysTime pause_end(const ProviderLimit& limit, SysTime now) const {
+    return limit.resets_at.value_or(now + (limit.rate ? cfg.rate_limit_pause : cfg.default_pause));
+  }
+
   void pause_backend(Launch& l, const ProviderLimit& limit) {
     SysTime now = clock->wall();
-    SysTime until = limit.resets_at.value_or(now + cfg.default_pause);
+    SysTime until = pause_end(limit, now);
     if (until < now) until = now;
     // A later limit extends a pause in force; an earlier one leaves it.
     if (!pause_until || until > *pause_until) {
@@ -413,7 +425,20 @@ struct PersonaRuntime::Impl {
     l.child = 0;
     l.exit_code = ex.exit_code;
     l.term_signal = ex.term_signal;
+    end_stall_watch(l);
     AgentOutput out = backend->parse(ex.exit_code, ex.term_signal, ex.out, ex.err, clock->wall());
+    if (l.stalled && l.live_limit) {
+      // devgraph stopped it while it waited out a limit: that limit is
+      // why it ended, whatever the stopped CLI printed.
+      out.failed = true;
+      out.failure = FailureKind::limit;
+      out.shape = "waiting-out-limit";
+      out.limit = l.live_limit;
+      out.error = "stopped after " + std::to_string(cfg.limit_stall.count() / 1000) +
+                  " s waiting out a provider limit: " + l.live_limit->message;
+    }
+    l.live_limit.reset();
+    l.stalled = false;
     keep_output(l, ex);
     l.cost += out.cost_usd;
     if (auto t = usage_tokens(out.usage)) l.tokens = l.tokens.value_or(0) + *t;
@@ -466,7 +491,7 @@ struct PersonaRuntime::Impl {
     }
     if (out.failed && out.limit) {
       SysTime now = clock->wall();
-      SysTime until = out.limit->resets_at.value_or(now + cfg.default_pause);
+      SysTime until = pause_end(*out.limit, now);
       if (until - now > cfg.max_pause) {
         complete(l, Outcome::provider_limit,
                  "provider limit until " + iso_utc(until) + ": " + out.limit->message);
@@ -475,7 +500,11 @@ struct PersonaRuntime::Impl {
       pause_backend(l, *out.limit);
       return;
     }
-    if (out.failed) {
+    if (out.failed && out.failure == FailureKind::fatal) {
+      complete(l, Outcome::cli_error, "not retried (" + out.shape + "): " + out.error);
+      return;
+    }
+    if (out.failed && out.failure != FailureKind::turn_limit) {
       double factor = std::pow(2.0, l.attempt - 1);
       ms delay = std::min(
           cfg.backoff_cap,
@@ -504,16 +533,52 @@ struct PersonaRuntime::Impl {
       by_timer[l.timer] = l.id;
       return;
     }
-    // A clean exit without a valid result: resume once by session id.
+    // A clean exit without a valid result, or a persona out of turns:
+    // resume once by session id.
+    std::string why = out.failed ? out.error : result.error().message;
     if (backend->can_resume() && !l.session_id.empty() && !l.resumed) {
       l.resumed = true;
       RuntimeEvent ev = base_event(RuntimeEvent::Kind::resuming, l);
-      ev.detail = result.error().message;
+      ev.detail = why;
       events.push_back(std::move(ev));
       start_child(l, true);
       return;
     }
-    complete(l, Outcome::malformed_result, result.error().message);
+    complete(l, Outcome::malformed_result, why);
+  }
+
+  // A marked stdout line of a running persona: a limit the CLI waits out
+  // by itself starts the stall timer; any other line ends the wait.
+  void on_line(const OutputLine& line) {
+    auto owner = by_child.find(line.id);
+    if (owner == by_child.end()) return;
+    auto it = launches.find(owner->second);
+    if (it == launches.end()) return;
+    Launch& l = it->second;
+    if (l.stalled) return;
+    auto limit = backend->live_limit(line.line, clock->wall());
+    if (!limit) {
+      end_stall_watch(l);
+      l.live_limit.reset();
+      return;
+    }
+    if (!l.stall_timer) {
+      l.stall_timer = loop.add_timer(clock->steady() + cfg.limit_stall);
+      by_stall_timer[l.stall_timer] = l.id;
+      log("waiting_out_limit", Json{{"persona", l.request.persona},
+                                    {"task", task_json(l.request.task)},
+                                    {"handle", l.handle},
+                                    {"stall_s", seconds(cfg.limit_stall)},
+                                    {"reason", limit->message}});
+    }
+    l.live_limit = std::move(limit);
+  }
+
+  void end_stall_watch(Launch& l) {
+    if (!l.stall_timer) return;
+    loop.cancel_timer(l.stall_timer);
+    by_stall_timer.erase(l.stall_timer);
+    l.stall_timer = 0;
   }
 
   void stop_all(ms grace) {
@@ -546,6 +611,16 @@ struct PersonaRuntime::Impl {
   void on_timer(TimerId id) {
     if (id == pause_timer && pause_timer != 0) {
       unpause();
+      return;
+    }
+    if (auto st = by_stall_timer.find(id); st != by_stall_timer.end()) {
+      auto it = launches.find(st->second);
+      by_stall_timer.erase(st);
+      if (it == launches.end() || !it->second.child) return;
+      Launch& l = it->second;
+      l.stall_timer = 0;
+      l.stalled = true;
+      loop.terminate(l.child);
       return;
     }
     auto t = by_timer.find(id);
@@ -685,6 +760,8 @@ std::optional<RuntimeEvent> PersonaRuntime::next_event(std::optional<SteadyTime>
       out.watch = fd->id;
       out.fd = fd->fd;
       im.events.push_back(std::move(out));
+    } else if (auto* line = std::get_if<OutputLine>(&*ev)) {
+      im.on_line(*line);
     } else if (auto* stop = std::get_if<StopRequested>(&*ev)) {
       im.stop_signal = stop->signal;
       RuntimeEvent out;

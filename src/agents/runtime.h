@@ -28,9 +28,17 @@
 //   one launch add up to at most retry_budget (headless.api_retry_minutes).
 //   The budget is per launch: overlapping waits of parallel personas do not
 //   eat each other's budget.
+// - How a failed CLI run is handled is the row of the backend's failure
+//   table it matches (backend.h, FailureKind): transient failures are
+//   retried as below; a fatal one (a rejected key, a bad request) completes
+//   at once as cli_error; a persona out of turns is resumed once for its
+//   result, like a clean exit without one.
 // - A provider limit pauses new launches on the backend until the reset
-//   (or default_pause when the message gives none); the failed launch is
-//   queued again without spending a retry; personas already running go on.
+//   (or rate_limit_pause for a rate limit, default_pause for a usage limit,
+//   when the message gives none); the failed launch is queued again
+//   without spending a retry; personas already running go on. A CLI seen
+//   waiting out a limit by itself (Backend::live_limit) for limit_stall is
+//   stopped and handled the same way.
 //   pause() does the same for a limit met elsewhere (the run's other
 //   bundles). Completion::tokens sums what the CLI reported
 //   (usage_tokens).
@@ -98,6 +106,13 @@ struct RuntimeConfig {
   std::chrono::milliseconds backoff_cap{std::chrono::seconds(600)};
   std::chrono::milliseconds retry_budget{std::chrono::minutes(60)};
   std::chrono::milliseconds default_pause{std::chrono::minutes(15)};
+  // A rate limit (ProviderLimit::rate) without a reset time pauses this
+  // long instead.
+  std::chrono::milliseconds rate_limit_pause{std::chrono::seconds(60)};
+  // How long a CLI may wait out a provider limit by itself (Backend::
+  // live_limit: codex reconnecting after a 429) before it is stopped and
+  // the backend paused; any other output line in between ends the wait.
+  std::chrono::milliseconds limit_stall{std::chrono::minutes(2)};
   std::chrono::milliseconds max_pause{std::chrono::hours(6)};
   size_t max_output_bytes = 8 * 1024 * 1024;
   // Verify <skill>/agents/<persona>.md exists before launching.

@@ -84,6 +84,9 @@ struct ChildLoop::Impl {
     TimerId kill_timer = 0;
     bool timed_out = false;
     bool term_sent = false;
+    std::vector<std::string> marks;  // ChildSpec::stdout_line_marks
+    std::string line;                // the stdout line read so far, for marks
+    bool line_cut = false;           // `line` reached kMaxMarkedLine
   };
 
   const Clock* clock = nullptr;
@@ -149,11 +152,35 @@ struct ChildLoop::Impl {
       ssize_t got = ::read(c.fds[which], chunk, sizeof chunk);
       if (got > 0) {
         append_tail(c.buf[which], chunk, static_cast<size_t>(got), c.cap, c.truncated);
+        if (which == 0 && !c.marks.empty()) look_for_marks(c, chunk, static_cast<size_t>(got));
         continue;
       }
       if (got < 0 && errno == EINTR) continue;
       if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
       close_fd(c.fds[which]);  // EOF or a read error: nothing more to come
+    }
+  }
+
+  // Complete stdout lines of `data` that carry a mark become OutputLine
+  // events; the unfinished end waits in c.line for the next read.
+  void look_for_marks(Child& c, const char* data, size_t n) {
+    size_t at = 0;
+    while (at < n) {
+      const void* nl = std::memchr(data + at, '\n', n - at);
+      size_t end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data) : n;
+      size_t room = kMaxMarkedLine - std::min(kMaxMarkedLine, c.line.size());
+      c.line.append(data + at, std::min(room, end - at));
+      if (end - at > room) c.line_cut = true;
+      if (!nl) return;
+      for (const auto& m : c.marks) {
+        if (c.line.find(m) != std::string::npos) {
+          ready.emplace_back(OutputLine{c.id, c.line});
+          break;
+        }
+      }
+      c.line.clear();
+      c.line_cut = false;
+      at = end + 1;
     }
   }
 
@@ -365,6 +392,7 @@ Expected<ChildId> ChildLoop::spawn(const ChildSpec& spec) {
   c.cap = spec.max_output_bytes ? spec.max_output_bytes : 1;
   c.started = im.clock->steady();
   c.grace = spec.kill_grace;
+  c.marks = spec.stdout_line_marks;
   c.timeout_timer = im.add_timer(c.started + spec.timeout, Impl::TimerKind::child_timeout, id);
   const std::pair<int, Tag> regs[] = {
       {pidfd, kPidfd}, {out_pipe[0], kStdout}, {err_pipe[0], kStderr}};

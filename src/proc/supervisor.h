@@ -50,7 +50,14 @@ struct ChildSpec {
   std::chrono::milliseconds timeout{std::chrono::minutes(30)};
   std::chrono::milliseconds kill_grace{std::chrono::seconds(5)};
   size_t max_output_bytes = 8 * 1024 * 1024;
+  // A complete stdout line that contains one of these strings is reported
+  // as an OutputLine event while the child runs (once per line; lines
+  // longer than kMaxMarkedLine bytes are cut to their first bytes). Empty:
+  // no lines are looked at.
+  std::vector<std::string> stdout_line_marks;
 };
+
+inline constexpr size_t kMaxMarkedLine = 16 * 1024;
 
 using ChildId = std::uint64_t;
 using TimerId = std::uint64_t;
@@ -78,12 +85,18 @@ struct FdReady {
   std::uint32_t events = 0;  // epoll event bits
 };
 
+// A stdout line of a running child carried one of its ChildSpec marks.
+struct OutputLine {
+  ChildId id = 0;
+  std::string line;  // without the newline
+};
+
 // A stop signal arrived (watch_stop_signals()).
 struct StopRequested {
   int signal = 0;  // SIGINT, SIGTERM or SIGHUP
 };
 
-using LoopEvent = std::variant<ChildExit, TimerFired, FdReady, StopRequested>;
+using LoopEvent = std::variant<ChildExit, TimerFired, FdReady, StopRequested, OutputLine>;
 
 class ChildLoop {
  public:

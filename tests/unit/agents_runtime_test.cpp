@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <ctime>
 #include <set>
 
@@ -438,6 +439,110 @@ TEST_F(Runtime, UsageLimitPausesNewLaunchesUntilTheReset) {
   }
   EXPECT_TRUE(paused);
   EXPECT_TRUE(unpaused);
+}
+
+// The failure tables at work (backend.h; the shapes are the real CLIs'):
+// a rejected key is not retried, a rate limit without a reset waits the
+// rate pause, a persona out of turns is asked for its result.
+TEST_F(Runtime, AFatalFailureEndsAtOnceWithoutARetry) {
+  auto rt = make();
+  ASSERT_TRUE(rt->launch(req("developer", "fake-mode=auth")).ok());
+  auto events = drain(*rt);
+  auto done = completions(events);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].outcome, Outcome::cli_error);
+  EXPECT_EQ(done[0].attempts, 1);
+  EXPECT_NE(done[0].error.find("not retried (auth)"), std::string::npos) << done[0].error;
+  EXPECT_NE(done[0].error.find("Invalid API key"), std::string::npos) << done[0].error;
+  for (const auto& k : kinds(events)) EXPECT_NE(k, "backoff");
+}
+
+TEST_F(Runtime, ARateLimitWithoutAResetPausesForTheRatePauseOnly) {
+  ManualClock clock;
+  cfg.rate_limit_pause = 60s;
+  cfg.default_pause = 15min;
+  auto rt = make(clock);
+  std::string state = "fake-state=" + scratch / "rate";
+  ASSERT_TRUE(rt->launch(req("developer", "fake-mode=rate-then-good " + state)).ok());
+  std::vector<RuntimeEvent> events;
+  while (events.empty() || events.back().kind != RuntimeEvent::Kind::paused) {
+    auto ev = rt->next_event();
+    ASSERT_TRUE(ev.has_value());
+    events.push_back(std::move(*ev));
+  }
+  EXPECT_EQ(events.back().delay, 60s) << "a per-minute limit is not a 15-minute pause";
+  EXPECT_NE(events.back().detail.find("rate limit"), std::string::npos) << events.back().detail;
+  clock.advance(60s);
+  auto ev = rt->next_event(clock.steady());
+  ASSERT_TRUE(ev.has_value());
+  EXPECT_EQ(ev->kind, RuntimeEvent::Kind::unpaused);
+  auto done = completions(drain(*rt));
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].outcome, Outcome::result);
+  EXPECT_EQ(done[0].attempts, 1);
+}
+
+TEST_F(Runtime, APersonaOutOfTurnsIsResumedForItsResult) {
+  auto rt = make();
+  ASSERT_TRUE(rt->launch(req("developer", "fake-mode=max-turns")).ok());
+  auto events = drain(*rt);
+  auto done = completions(events);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].outcome, Outcome::result) << done[0].error;
+  EXPECT_TRUE(done[0].resumed);
+  EXPECT_EQ(done[0].attempts, 1);
+  EXPECT_EQ(done[0].result["summary"], "resumed");
+  auto k = kinds(events);
+  EXPECT_NE(std::find(k.begin(), k.end(), "resuming"), k.end());
+  EXPECT_EQ(std::find(k.begin(), k.end(), "backoff"), k.end());
+}
+
+// codex waits out a long Retry-After by itself, printing one reconnect
+// line and then nothing: stopped after limit_stall, the backend paused,
+// the launch queued again without spending a retry.
+TEST_F(Runtime, ACodexWaitingOutALimitIsStoppedAndPausedNotTimedOut) {
+  cfg.backend.kind = BackendKind::codex;
+  cfg.backend.binary = test::test_dir() + "/fixtures/fake-cli/fake-codex";
+  cfg.limit_stall = 100ms;
+  cfg.rate_limit_pause = 10ms;
+  cfg.persona_timeout = 60s;  // a failure condition only
+  auto rt = make();
+  std::string state = "fake-state=" + scratch / "stall";
+  ASSERT_TRUE(rt->launch(req("developer", "fake-mode=stall-then-good " + state)).ok());
+  auto events = drain(*rt);
+  auto done = completions(events);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].outcome, Outcome::result) << done[0].error;
+  EXPECT_EQ(done[0].result["summary"], "after the stall");
+  EXPECT_EQ(done[0].attempts, 1) << "a provider limit spends no retry";
+  auto k = kinds(events);
+  EXPECT_NE(std::find(k.begin(), k.end(), "paused"), k.end());
+  bool waited = false;
+  for (const Json& rec : read_log(log_path)) {
+    if (rec["event"] == "waiting_out_limit") waited = true;
+    if (rec["event"] == "finished" && rec["status"].is_null()) {
+      EXPECT_NE(rec["error"].get<std::string>().find("waiting out a provider limit"),
+                std::string::npos)
+          << rec.dump();
+      EXPECT_FALSE(rec.contains("timed_out"));
+    }
+  }
+  EXPECT_TRUE(waited);
+}
+
+TEST_F(Runtime, ACodexThatRecoversFromAReconnectByItselfIsLeftAlone) {
+  cfg.backend.kind = BackendKind::codex;
+  cfg.backend.binary = test::test_dir() + "/fixtures/fake-cli/fake-codex";
+  cfg.limit_stall = 1h;
+  auto rt = make();
+  ASSERT_TRUE(rt->launch(req("developer", "fake-mode=reconnect-then-good")).ok());
+  auto events = drain(*rt);
+  auto done = completions(events);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].outcome, Outcome::result) << done[0].error;
+  EXPECT_EQ(done[0].result["summary"], "recovered");
+  auto k = kinds(events);
+  EXPECT_EQ(std::find(k.begin(), k.end(), "paused"), k.end());
 }
 
 TEST_F(Runtime, LimitBeyondMaxPauseBlocks) {

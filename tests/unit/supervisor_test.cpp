@@ -47,6 +47,37 @@ TEST(Supervisor, ReportsExitCodeAndBothStreams) {
   EXPECT_FALSE(loop->wait().has_value()) << "nothing left to wait for";
 }
 
+TEST(Supervisor, MarkedStdoutLinesAreReportedWhileTheChildRuns) {
+  auto loop = ChildLoop::create();
+  ASSERT_TRUE(loop.ok());
+  // The child prints, then waits for ever: the lines must come before any
+  // exit. A line split across writes is one line; stderr is not looked at;
+  // a line past the cap is cut.
+  ChildSpec spec =
+      sh("printf 'plain\\nReconn'; printf 'ecting... 1/5\\nReconnecting on stderr\\n' >&2;"
+         " printf 'ecting... 2/5\\nafter\\n'; head -c 20000 /dev/zero | tr '\\0' R;"
+         " printf 'econnecting\\n'; exec sleep 600");
+  spec.stdout_line_marks = {"Reconnecting", "RRRR"};
+  auto id = loop->spawn(spec);
+  ASSERT_TRUE(id.ok());
+  std::vector<std::string> lines;
+  while (lines.size() < 2) {
+    auto ev = loop->wait();
+    ASSERT_TRUE(ev.has_value());
+    ASSERT_FALSE(std::holds_alternative<ChildExit>(*ev)) << "exited before its lines were seen";
+    if (auto* l = std::get_if<OutputLine>(&*ev)) {
+      EXPECT_EQ(l->id, *id);
+      lines.push_back(l->line);
+    }
+  }
+  EXPECT_EQ(lines[0], "Reconnecting... 2/5");
+  EXPECT_EQ(lines[1], std::string(kMaxMarkedLine, 'R'));
+  loop->terminate(*id, 0ms);
+  ChildExit e = wait_exit(*loop);
+  EXPECT_NE(e.term_signal, 0) << "it was still running";
+  EXPECT_NE(e.out.find("after\n"), std::string::npos);
+}
+
 TEST(Supervisor, StdinIsDevNullAndArgvIsNotAShell) {
   auto loop = ChildLoop::create();
   ASSERT_TRUE(loop.ok());
