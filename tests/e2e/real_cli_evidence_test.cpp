@@ -31,21 +31,6 @@ class RealCliEvidence : public RealCliBundle {
 
   const PlannedTask& task() const { return plan.front(); }
 
-  // Runs the bundle to its end; its RESULT_JSON.
-  Json run_bundle(const std::map<std::string, std::string>& env) {
-    auto r = test::run_devgraph(
-        {"run-bundle", run_dir, "--bundle", "b1", "--agent", cli.name, "--claude-bin", binary,
-         "--max-parallel", "3", "--persona-timeout-seconds", "300"},
-        env);
-    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    auto pos = r.out.rfind("RESULT_JSON: ");
-    if (pos == std::string::npos) {
-      ADD_FAILURE() << r.out << r.err;
-      return Json::object();
-    }
-    return Json::parse(r.out.substr(pos + 13, r.out.find('\n', pos) - pos - 13));
-  }
-
   // The details of the journal's events of `type` for task T1, in order,
   // each with its place among all the task's events under "at".
   std::vector<Json> events_of(const std::string& type) const {

@@ -115,14 +115,7 @@ TEST_P(RealCli, OnePersonaDispatchWritesAFileRunsACommandAndAnswers) {
 TEST_P(RealCliBundle, ThreeTasksReachDoneAndEveryTestCommandReallyRuns) {
   auto env = start(script());
   ASSERT_FALSE(HasFailure());
-  auto r = test::run_devgraph(
-      {"run-bundle", run_dir, "--bundle", "b1", "--agent", cli.name, "--claude-bin", binary,
-       "--max-parallel", "3", "--persona-timeout-seconds", "300"},
-      env);
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  auto pos = r.out.rfind("RESULT_JSON: ");
-  ASSERT_NE(pos, std::string::npos) << r.out;
-  Json res = Json::parse(r.out.substr(pos + 13, r.out.find('\n', pos) - pos - 13));
+  Json res = run_bundle(env);
   EXPECT_EQ(res["status"], "DONE") << res.dump();
   EXPECT_EQ(res["tasks_completed"], 3);
 

@@ -391,6 +391,21 @@ class RealCliBundle : public RealCli {
     test::write_text(bundle_dir + "/spec.md", "# b1\n\nEach task adds one word file.\n");
   }
 
+  // Runs the bundle to its end; its RESULT_JSON.
+  Json run_bundle(const std::map<std::string, std::string>& env) {
+    auto r = test::run_devgraph(
+        {"run-bundle", run_dir, "--bundle", "b1", "--agent", cli.name, "--claude-bin", binary,
+         "--max-parallel", "3", "--persona-timeout-seconds", "300"},
+        env);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    auto pos = r.out.rfind("RESULT_JSON: ");
+    if (pos == std::string::npos) {
+      ADD_FAILURE() << r.out << r.err;
+      return Json::object();
+    }
+    return Json::parse(r.out.substr(pos + 13, r.out.find('\n', pos) - pos - 13));
+  }
+
   static void sh(const std::string& cwd, const std::vector<std::string>& argv) {
     auto r = test::run_process(argv, {}, cwd);
     ASSERT_EQ(r.exit_code, 0) << argv[0] << " " << argv[1] << ": " << r.err;
