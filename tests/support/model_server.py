@@ -48,7 +48,10 @@ protocol's error body exactly; "headers" ({name: value}) adds response
 headers; "times": N makes only the first N requests for that step fail,
 and later ones (a CLI's retries, counted per persona, task and step: the
 one piece of state the server keeps) play the turn "then" (default: the
-next turn of the script).
+next turn of the script). A "then" with "times" of its own takes the
+requests after those N in turn, so {"http_error": 500, "times": 1,
+"then": {"http_error": 503, "times": 1, "then": DONE}} fails the first
+request with 500, the second with 503, and answers the third.
 
 A `write`, `read` ({"read": "/abs/path"}) or `bash` turn becomes a call of
 the tool the CLI offers for it: claude's Write, Read and Bash; codex's
@@ -122,8 +125,14 @@ class Scripts:
             with self.lock:
                 seen = self.failures.get(key, 0)
                 self.failures[key] = seen + 1
-            if seen >= turn["times"]:
-                turn = dict(turn.get("then") or turns[min(step + 1, len(turns) - 1)])
+            # A "then" that is itself a "times" error takes the requests
+            # after the first N: errors in sequence, then an answer.
+            while "http_error" in turn and "times" in turn and seen >= turn["times"]:
+                seen -= turn["times"]
+                if not turn.get("then"):
+                    turn = dict(turns[min(step + 1, len(turns) - 1)])
+                    break
+                turn = dict(turn["then"])
         cwd = script.get("cwd") or self.cwd
         if "write" in turn:
             w = dict(turn["write"])

@@ -274,6 +274,41 @@ inline std::map<std::string, std::string> prepare_gemini(const ModelServer& serv
   return env;
 }
 
+// Cuts a CLI's own retries of a failed model request short, after
+// cli.prepare() wrote its home (as tests/support/capture_cli_failures.py
+// does): claude CLAUDE_CODE_MAX_RETRIES in `env`; codex's provider
+// request_max_retries = `retries` and stream_max_retries = `reconnects`
+// (each reconnect is a "Reconnecting..." event) in its config.toml;
+// gemini general.maxAttempts = `retries` + 1 in settings.json. Zero makes
+// every launch one model request, so a script's "times" counts launches.
+inline void limit_own_retries(agents::BackendKind kind, const std::string& home,
+                              std::map<std::string, std::string>& env, int retries,
+                              int reconnects = 0) {
+  switch (kind) {
+    case agents::BackendKind::claude:
+      env["CLAUDE_CODE_MAX_RETRIES"] = std::to_string(retries);
+      break;
+    case agents::BackendKind::codex: {
+      // The provider's table is the last one prepare_codex wrote.
+      std::string path = home + "/.codex/config.toml";
+      test::write_text(path, test::slurp(path) +
+                                 "request_max_retries = " + std::to_string(retries) +
+                                 "\nstream_max_retries = " + std::to_string(reconnects) + "\n");
+      break;
+    }
+    case agents::BackendKind::gemini: {
+      std::string path = home + "/.gemini/settings.json";
+      Json settings = Json::parse(test::slurp(path));
+      settings["general"]["maxAttempts"] = retries + 1;
+      test::write_text(path, dump_py(settings, 2) + "\n");
+      break;
+    }
+    case agents::BackendKind::command:
+    case agents::BackendKind::sim:
+      break;
+  }
+}
+
 inline void PrintTo(const CliSetup& cli, std::ostream* os) {
   *os << cli.name;
 }
