@@ -509,6 +509,23 @@ SysTime next_clock_time(SysTime now, int hour, int minute) {
   return std::chrono::system_clock::from_time_t(target);
 }
 
+// The local time `year`-`month` (1-12)-`day` `hour`:`minute`, or nullopt
+// for a date that does not exist.
+std::optional<SysTime> local_date_time(int year, int month, int day, int hour, int minute) {
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59)
+    return std::nullopt;
+  std::tm local{};
+  local.tm_year = year - 1900;
+  local.tm_mon = month - 1;
+  local.tm_mday = day;
+  local.tm_hour = hour;
+  local.tm_min = minute;
+  local.tm_isdst = -1;
+  std::time_t target = std::mktime(&local);
+  if (target == static_cast<std::time_t>(-1) || local.tm_mday != day) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(target);
+}
+
 // "2 days 3 hours 5 minutes", "37.5s", "1h30m", "20 seconds".
 std::optional<std::chrono::milliseconds> parse_duration(const std::string& text) {
   static const std::regex part(
@@ -679,7 +696,8 @@ std::optional<ProviderLimit> detect_provider_limit(BackendKind, std::string_view
                                                    SysTime now) {
   // The phrases the CLIs use: claude ("usage limit reached|<epoch>",
   // "You've hit your limit · resets 3pm", rate_limit_error), codex ("You've
-  // hit your usage limit ... try again in 2 days 3 hours", "Rate limit
+  // hit your usage limit ... try again at 5:53 AM" or "... at Dec 5th,
+  // 2026 4:42 AM", "try again in 2 days 3 hours", "Rate limit
   // reached ... try again in 20s", 429 Too Many Requests), gemini ("Quota
   // exceeded", RESOURCE_EXHAUSTED, "Please retry in 37.5s").
   static const char* kMarkers[] = {
@@ -715,6 +733,22 @@ std::optional<ProviderLimit> detect_provider_limit(BackendKind, std::string_view
   } else if (std::regex_search(s, m, relative) || std::regex_search(s, m, retry_delay)) {
     if (auto d = parse_duration(m[1].str()))
       limit.resets_at = std::chrono::time_point_cast<SysTime::duration>(now + *d);
+  }
+  // codex names the date when the reset is on another day than today
+  // (local time): "try again at Dec 5th, 2026 4:42 AM".
+  static const std::regex date_at(
+      R"((?:resets|reset at|resets at|try again at|available again at)\s*(?:at\s*)?)"
+      R"((jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?)"
+      R"(\s+(\d{4}),?\s+(?:at\s+)?(\d{1,2}):(\d{2})\s*(am|pm)?)");
+  if (!limit.resets_at && std::regex_search(s, m, date_at)) {
+    static const std::string months = "janfebmaraprmayjunjulaugsepoctnovdec";
+    int month = static_cast<int>(months.find(m[1].str()) / 3) + 1;
+    int hour = std::stoi(m[4].str());
+    std::string ampm = m[6].matched ? m[6].str() : "";
+    if (ampm == "pm" && hour < 12) hour += 12;
+    if (ampm == "am" && hour == 12) hour = 0;
+    limit.resets_at = local_date_time(std::stoi(m[3].str()), month, std::stoi(m[2].str()), hour,
+                                      std::stoi(m[5].str()));
   }
   if (!limit.resets_at && std::regex_search(s, m, clock_at)) {
     int hour = std::stoi(m[1].str());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <ctime>
 
 namespace devgraph::agents {
 namespace {
@@ -261,6 +262,59 @@ TEST(Backend, ProviderLimitsAndResetTimes) {
   EXPECT_EQ(*l->resets_at - kNow, std::chrono::seconds(20));
   EXPECT_FALSE(detect_provider_limit(BackendKind::claude, "API Error: 500 internal", kNow));
   EXPECT_FALSE(detect_provider_limit(BackendKind::claude, "tests failed: 3 of 10", kNow));
+}
+
+// codex prints a usage limit's reset as a local clock time when it is
+// today, and with its date when it is on another day (the next morning, or
+// days off): "try again at Dec 5th, 2026 4:42 AM".
+TEST(Backend, CodexUsageLimitResetOnAnotherDayKeepsItsDate) {
+  auto local = [](int year, int month, int day, int hour, int minute) {
+    std::tm t{};
+    t.tm_year = year - 1900;
+    t.tm_mon = month - 1;
+    t.tm_mday = day;
+    t.tm_hour = hour;
+    t.tm_min = minute;
+    t.tm_isdst = -1;
+    return std::chrono::system_clock::from_time_t(std::mktime(&t));
+  };
+  const std::string head =
+      "You\xE2\x80\x99ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), "
+      "visit https://chatgpt.com/settings/usage to purchase more credits or try again at ";
+  auto l = detect_provider_limit(BackendKind::codex, head + "Jun 18th, 2025 4:42 AM.", kNow);
+  ASSERT_TRUE(l && l->resets_at) << (l ? l->message : "no limit");
+  EXPECT_EQ(*l->resets_at, local(2025, 6, 18, 4, 42));
+  l = detect_provider_limit(BackendKind::codex, head + "Jul 1st, 2025 12:05 PM.", kNow);
+  ASSERT_TRUE(l && l->resets_at);
+  EXPECT_EQ(*l->resets_at, local(2025, 7, 1, 12, 5));
+  l = detect_provider_limit(BackendKind::codex, head + "Aug 2nd, 2025 12:30 AM.", kNow);
+  ASSERT_TRUE(l && l->resets_at);
+  EXPECT_EQ(*l->resets_at, local(2025, 8, 2, 0, 30));
+
+  // Tomorrow at 1:05 AM: earlier in the day than now, so the time alone
+  // would say today's, or tomorrow's only by chance of the hour.
+  std::time_t now = std::chrono::system_clock::to_time_t(kNow);
+  std::tm today{};
+  ::localtime_r(&now, &today);
+  std::tm next = today;
+  next.tm_mday += 1;
+  next.tm_hour = 12;
+  next.tm_isdst = -1;
+  std::mktime(&next);  // normalized: the next local date
+  char date[64];
+  std::strftime(date, sizeof date, "%b %d, %Y", &next);
+  std::string text = date;
+  if (text[4] == '0') text.erase(4, 1);  // "Jun 6", as codex prints it
+  text.insert(text.find(','), "th");
+  l = detect_provider_limit(BackendKind::codex, head + text + " 1:05 AM.", kNow);
+  ASSERT_TRUE(l && l->resets_at) << text;
+  EXPECT_EQ(*l->resets_at, local(next.tm_year + 1900, next.tm_mon + 1, next.tm_mday, 1, 5)) << text;
+
+  // Today's reset is still the time alone.
+  l = detect_provider_limit(BackendKind::codex, head + "11:59 PM.", kNow);
+  ASSERT_TRUE(l && l->resets_at);
+  EXPECT_GT(*l->resets_at, kNow);
+  EXPECT_LE(*l->resets_at - kNow, std::chrono::hours(24));
 }
 
 TEST(Backend, ChildEnvironmentKeepsSecretsOut) {
