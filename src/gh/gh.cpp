@@ -203,6 +203,23 @@ class RealGh final : public Gh {
     return {};
   }
 
+  Expected<PrStatus> pr_status(long long number) override {
+    if (number <= 0)
+      return error_of(kBadRequest,
+                      "gh pr view: not a pull request number: " + std::to_string(number));
+    const std::string n = std::to_string(number);
+    const std::string what = "gh pr view " + n;
+    DG_TRY(auto r, run({"pr", "view", n, "--json",
+                        "number,state,headRefName,headRefOid,mergeCommit,reviewDecision,"
+                        "statusCheckRollup"},
+                       what));
+    if (r.exit_code != 0) return error_of(kFailed, what + " failed: " + refusal(r));
+    DG_TRY(PrStatus status, parse_pr_status(r.out));
+    if (status.number != number)
+      return error_of(kMalformed, what + " answered about #" + std::to_string(status.number));
+    return status;
+  }
+
   Expected<MergeAnswer> enable_auto_merge(long long number) override {
     if (number <= 0)
       return error_of(kBadRequest,

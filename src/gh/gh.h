@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "gh/pr_status.h"
 #include "issues/issue.h"
 #include "proc/command.h"
 #include "util/expected.h"
@@ -109,6 +110,12 @@ class Gh {
   // gh's order (newest first), at most 1000, each with the issues its body
   // closes.
   virtual Expected<std::vector<OpenPr>> list_open_prs() = 0;
+
+  // `gh pr view <number> --json
+  // number,state,headRefName,headRefOid,mergeCommit,reviewDecision,statusCheckRollup`,
+  // read by parse_pr_status (gh/pr_status.h); an answer about another
+  // pull request than the one asked for is kMalformed.
+  virtual Expected<PrStatus> pr_status(long long number) = 0;
 };
 
 // The real thing: runs `program` (found through PATH when it has no slash)

@@ -104,4 +104,17 @@ size_t FakeGh::count(const std::string& prefix) const {
   return n;
 }
 
+Expected<gh::PrStatus> FakeGh::pr_status(long long number) {
+  calls.push_back("pr_status " + std::to_string(number));
+  if (auto e = take(status_failures)) return *e;
+  auto it = status_answers.find(number);
+  if (it == status_answers.end() || it->second.empty())
+    return fail(gh::kFailed, "gh pr view " + std::to_string(number) +
+                                 " failed: could not resolve to a PullRequest with the number of " +
+                                 std::to_string(number));
+  std::string answer = it->second.front();
+  if (it->second.size() > 1) it->second.pop_front();
+  return gh::parse_pr_status(answer);
+}
+
 }  // namespace devgraph::test

@@ -47,7 +47,7 @@ class FakeGh final : public gh::Gh {
   std::vector<devgraph::issues::Issue> issues;
   // One line per call, in order: "find_pr <branch>", "create_pr <base>
   // <head>", "enable_auto_merge <number>", "list_open_issues" or
-  // "list_open_issues <label>", "list_open_prs".
+  // "list_open_issues <label>", "list_open_prs", "pr_status <number>".
   std::vector<std::string> calls;
   // The next call of each method fails with the first Error queued here.
   std::deque<Error> find_failures;
@@ -58,6 +58,12 @@ class FakeGh final : public gh::Gh {
   // When set, auto-merge is refused (not enabled) with this reason, as on a
   // repository that does not allow it.
   std::optional<std::string> refuse_auto_merge;
+  // What pr_status(N) answers, as gh's JSON: the first entry of
+  // status_answers[N] is served and removed while more than one is left
+  // (the last one stays), so a test scripts checks that change between
+  // calls; a number without answers fails as gh does for an unknown PR.
+  std::map<long long, std::deque<std::string>> status_answers;
+  std::deque<Error> status_failures;  // pr_status
   // Pull request N's url is url_prefix + N.
   std::string url_prefix = "https://github.invalid/owner/repo/pull/";
 
@@ -67,6 +73,7 @@ class FakeGh final : public gh::Gh {
   Expected<std::vector<devgraph::issues::Issue>> list_open_issues(
       const std::optional<std::string>& label) override;
   Expected<std::vector<gh::OpenPr>> list_open_prs() override;
+  Expected<gh::PrStatus> pr_status(long long number) override;
 
   // How many recorded calls begin with `prefix` ("create_pr" counts them all).
   size_t count(const std::string& prefix) const;

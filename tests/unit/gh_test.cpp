@@ -261,6 +261,51 @@ TEST(Gh, EnableAutoMergeRefusesANumberThatIsNoPullRequest) {
   EXPECT_TRUE(f.runner.specs.empty());
 }
 
+TEST(Gh, PrStatusRunsPrViewForTheNumberAndReadsItWhole) {
+  Fixture f;
+  Json answer = {{"number", 7},
+                 {"state", "OPEN"},
+                 {"headRefName", "develop/b1"},
+                 {"headRefOid", std::string(40, 'a')},
+                 {"mergeCommit", nullptr},
+                 {"reviewDecision", "CHANGES_REQUESTED"},
+                 {"statusCheckRollup", Json::array({{{"__typename", "CheckRun"},
+                                                     {"name", "test"},
+                                                     {"status", "COMPLETED"},
+                                                     {"conclusion", "FAILURE"},
+                                                     {"detailsUrl", "https://ci.invalid/1"}}})}};
+  f.runner.exits(0, answer.dump());
+  auto s = f.gh->pr_status(7);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(f.runner.specs[0].argv,
+            (Argv{"gh", "pr", "view", "7", "--json",
+                  "number,state,headRefName,headRefOid,mergeCommit,reviewDecision,"
+                  "statusCheckRollup"}));
+  EXPECT_EQ(s->verdict, ChecksVerdict::failing);
+  EXPECT_EQ(s->review_decision, "CHANGES_REQUESTED");
+  // About another pull request, refused, or not JSON: errors of their kind.
+  answer["number"] = 8;
+  f.runner.exits(0, answer.dump());
+  s = f.gh->pr_status(7);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind, kMalformed);
+  EXPECT_NE(s.error().message.find("answered about #8"), std::string::npos);
+  f.runner.exits(1, "", "GraphQL: Could not resolve to a PullRequest with the number of 9.");
+  s = f.gh->pr_status(9);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind, kFailed);
+  EXPECT_NE(s.error().message.find("Could not resolve"), std::string::npos);
+  f.runner.exits(0, "<html>");
+  s = f.gh->pr_status(7);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind, kMalformed);
+  size_t before = f.runner.specs.size();
+  s = f.gh->pr_status(0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind, kBadRequest);
+  EXPECT_EQ(f.runner.specs.size(), before) << "gh is not run for a number that is no PR";
+}
+
 TEST(Gh, NoCallRunsAShellApiJqOrATemplate) {
   Fixture f;
   f.runner.exits(1, "", "no pull requests found for branch \"x\"");
@@ -271,7 +316,8 @@ TEST(Gh, NoCallRunsAShellApiJqOrATemplate) {
   (void)f.gh->list_open_issues(std::nullopt);
   (void)f.gh->list_open_issues("bug");
   (void)f.gh->list_open_prs();
-  ASSERT_EQ(f.runner.specs.size(), 6u);
+  (void)f.gh->pr_status(3);
+  ASSERT_EQ(f.runner.specs.size(), 7u);
   for (const auto& s : f.runner.specs) {
     EXPECT_EQ(s.argv[0], "gh");
     EXPECT_TRUE(s.argv[1] == "pr" || s.argv[1] == "issue") << s.argv[1];
