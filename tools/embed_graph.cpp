@@ -131,6 +131,14 @@ class Tables {
     const auto& [per_bundle] = b;
     return record<Budgets>(per_bundle);
   }
+  std::string view(const ReactionRule& r) {
+    const auto& [action, max_cycles] = r;
+    return record<ReactionRule>(action, max_cycles);
+  }
+  std::string view(const Reactions& r) {
+    const auto& [ci_failure, changes_requested] = r;
+    return record<Reactions>(ci_failure, changes_requested);
+  }
   std::string view(const GraphDefaults& d) {
     const auto& [max_retries, max_repair_cycles] = d;
     return record<GraphDefaults>(max_retries, max_repair_cycles);
@@ -198,6 +206,8 @@ class Tables {
   static const char* row_name(std::type_identity<GraphDefaults>) { return "GraphDefaults"; }
   static const char* row_name(std::type_identity<BundleBudget>) { return "BundleBudget"; }
   static const char* row_name(std::type_identity<Budgets>) { return "Budgets"; }
+  static const char* row_name(std::type_identity<ReactionRule>) { return "ReactionRule"; }
+  static const char* row_name(std::type_identity<Reactions>) { return "Reactions"; }
 
   // The expression that turns a view expression into the model type T.
   template <class T>
@@ -330,6 +340,7 @@ void write_graph(std::ostream& out, const Graph& g) {
   body += tables.assign("defaults", g.defaults);
   body += tables.assign("concurrency", g.concurrency);
   body += tables.assign("intake", g.intake);
+  body += tables.assign("reactions", g.reactions);
   body += tables.assign("budgets", g.budgets);
   body += tables.assign("headless", g.headless);
   body += tables.assign("capacity", g.capacity);

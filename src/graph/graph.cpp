@@ -228,6 +228,23 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
     g.intake.p0_ships_alone = at(bundling, "p0_ships_alone").get<bool>();
   }
 
+  // reactions: optional; each rule's action is report or repair.
+  const Json& reactions = at(doc, "reactions");
+  for (auto [key, rule] :
+       {std::pair<const char*, ReactionRule*>{"ci_failure", &g.reactions.ci_failure},
+        {"changes_requested", &g.reactions.changes_requested}}) {
+    const Json& entry = at(reactions, key);
+    std::string field = std::string("reactions.") + key;
+    if (entry.is_null()) continue;
+    if (!entry.is_object()) return r.bad(field, "a mapping with action and max_cycles");
+    DG_TRY(std::string action, r.str(at(entry, "action"), field + ".action", false));
+    if (!action.empty()) rule->action = action;
+    if (rule->action != "report" && rule->action != "repair")
+      return r.bad(field + ".action", "report or repair");
+    DG_TRY(rule->max_cycles, r.integer(at(entry, "max_cycles"), field + ".max_cycles", 2));
+    if (rule->max_cycles < 1) return r.bad(field + ".max_cycles", "at least 1");
+  }
+
   const Json& per_bundle = at(at(doc, "budgets"), "per_bundle");
   {
     BundleBudget& b = g.budgets.per_bundle;

@@ -125,6 +125,23 @@ struct Budgets {
   bool operator==(const Budgets&) const = default;
 };
 
+// What monitor_prs does about one kind of trouble on a delivered pull
+// request (GRAPH.yaml `reactions`; orchestrator/reactions.h): "report", or
+// "repair" with at most max_cycles repair cycles.
+struct ReactionRule {
+  std::string action = "report";
+  int max_cycles = 2;
+
+  bool operator==(const ReactionRule&) const = default;
+};
+
+struct Reactions {
+  ReactionRule ci_failure;
+  ReactionRule changes_requested;
+
+  bool operator==(const Reactions&) const = default;
+};
+
 struct GraphDefaults {
   int max_retries = 2;
   int max_repair_cycles = 3;
@@ -161,6 +178,7 @@ class Graph {
   Concurrency concurrency;
   IntakeRules intake;
   Budgets budgets;
+  Reactions reactions;
   HeadlessSettings headless;
   CapacityModel capacity;
   std::vector<std::string> personas;

@@ -76,6 +76,38 @@ TEST(Graph, CapacityTiers) {
   EXPECT_EQ(g.concurrency.max_parallel_tasks_per_bundle, 6);
 }
 
+TEST(Graph, ReactionsAreReportByDefaultAndRepairIsBounded) {
+  Graph g = shipped_graph();
+  EXPECT_EQ(g.reactions.ci_failure.action, "report");
+  EXPECT_EQ(g.reactions.changes_requested.max_cycles, 2);
+  auto edited = Graph::parse(
+      "version: 4\nentrypoint: scan\nlanes: {}\nnodes: {}\n"
+      "reactions: {ci_failure: {action: repair, max_cycles: 3}}\n",
+      "G.yaml");
+  ASSERT_TRUE(edited) << edited.error().message;
+  EXPECT_EQ(edited->reactions.ci_failure.action, "repair");
+  EXPECT_EQ(edited->reactions.ci_failure.max_cycles, 3);
+  EXPECT_TRUE(edited->reactions.changes_requested == ReactionRule{});
+  auto bare = Graph::parse("version: 4\nentrypoint: scan\nlanes: {}\nnodes: {}\n", "G.yaml");
+  ASSERT_TRUE(bare) << bare.error().message;
+  EXPECT_TRUE(bare->reactions == Reactions{});
+  const std::pair<const char*, const char*> bad[] = {
+      {"{ci_failure: {action: fix}}", "reactions.ci_failure.action must be report or repair"},
+      {"{changes_requested: {max_cycles: 0}}",
+       "reactions.changes_requested.max_cycles must be at least 1"},
+      {"{ci_failure: {max_cycles: many}}", "reactions.ci_failure.max_cycles must be an integer"},
+      {"{ci_failure: repair}", "reactions.ci_failure must be a mapping"},
+  };
+  for (const auto& [yaml, want] : bad) {
+    auto r = Graph::parse(
+        std::string("version: 4\nentrypoint: scan\nlanes: {}\nnodes: {}\nreactions: ") + yaml +
+            "\n",
+        "G.yaml");
+    ASSERT_FALSE(r) << yaml;
+    EXPECT_NE(r.error().message.find(want), std::string::npos) << r.error().message;
+  }
+}
+
 TEST(Graph, ThePerBundleBudgetIsReadAndNullIsNoLimit) {
   Graph g = shipped_graph();
   EXPECT_EQ(g.budgets.per_bundle.persona_runs, 60);
