@@ -214,17 +214,8 @@ class RealCliFailure : public RealCli {
     if (IsSkipped() || HasFatalFailure()) return;
     ASSERT_TRUE(make_directories(worktree + "/src").ok());
     ASSERT_TRUE(make_directories(run_dir).ok());
-    cfg.backend.kind = cli.kind;
-    cfg.backend.binary = binary;
-    cfg.backend.permission_mode = graph.headless.permission_mode;
-    cfg.backend.max_turns = graph.headless.max_turns_per_persona;
-    cfg.backend.allowed_tools = graph.headless.allowed_tools;
-    cfg.backend.disallowed_tools = graph.headless.disallowed_tools;
-    cfg.bundle = "b1";
-    cfg.log_path = run_dir + "/bundles/b1/run_bundle.log";
-    cfg.result_schema = result_schema_path(test::source_dir() + "/skill");
+    cfg = runtime_config(run_dir);
     // The runtime's own timers, short; the timeout a failure condition only.
-    cfg.persona_timeout = 120s;
     cfg.kill_grace = 2s;
     cfg.backoff_base = 100ms;
     cfg.backoff_cap = 400ms;

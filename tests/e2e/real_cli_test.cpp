@@ -60,17 +60,7 @@ TEST_P(RealCli, OnePersonaDispatchWritesAFileRunsACommandAndAnswers) {
   ASSERT_FALSE(HasFailure());
   ScopedEnv env(vars);
 
-  agents::RuntimeConfig cfg;
-  cfg.backend.kind = cli.kind;
-  cfg.backend.binary = binary;
-  cfg.backend.permission_mode = graph.headless.permission_mode;
-  cfg.backend.max_turns = graph.headless.max_turns_per_persona;
-  cfg.backend.allowed_tools = graph.headless.allowed_tools;
-  cfg.backend.disallowed_tools = graph.headless.disallowed_tools;
-  cfg.bundle = "b1";
-  cfg.log_path = run_dir + "/bundles/b1/run_bundle.log";
-  cfg.result_schema = result_schema_path(test::source_dir() + "/skill");
-  cfg.persona_timeout = 120s;  // a failure condition only
+  agents::RuntimeConfig cfg = runtime_config(run_dir);
   cfg.retry_budget = 0s;
   auto rt = agents::PersonaRuntime::create(cfg);
   ASSERT_TRUE(rt) << rt.error().message;

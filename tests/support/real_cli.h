@@ -25,6 +25,8 @@
 #include <vector>
 
 #include "agents/backend.h"
+#include "agents/runtime.h"
+#include "contracts/schema.h"
 #include "graph/graph.h"
 #include "support/run_scenario.h"
 #include "support/shipped.h"
@@ -368,6 +370,24 @@ class RealCli : public ::testing::TestWithParam<CliSetup> {
   std::map<std::string, std::string> start(const Json& script) {
     EXPECT_TRUE(server.start(script, s.path()));
     return cli.prepare(server, home);
+  }
+
+  // The persona runtime's configuration for this CLI with the shipped
+  // graph's tool lists, logging under run_dir/bundles/b1; the timeout is a
+  // failure condition only.
+  agents::RuntimeConfig runtime_config(const std::string& run_dir) const {
+    agents::RuntimeConfig cfg;
+    cfg.backend.kind = cli.kind;
+    cfg.backend.binary = binary;
+    cfg.backend.permission_mode = graph.headless.permission_mode;
+    cfg.backend.max_turns = graph.headless.max_turns_per_persona;
+    cfg.backend.allowed_tools = graph.headless.allowed_tools;
+    cfg.backend.disallowed_tools = graph.headless.disallowed_tools;
+    cfg.bundle = "b1";
+    cfg.log_path = run_dir + "/bundles/b1/run_bundle.log";
+    cfg.result_schema = result_schema_path(test::source_dir() + "/skill");
+    cfg.persona_timeout = 120s;
+    return cfg;
   }
 
   void expect_nothing_left_the_machine() const {
