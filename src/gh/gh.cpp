@@ -267,6 +267,29 @@ class RealGh final : public Gh {
     return prs;
   }
 
+  // Not built yet.
+  Expected<std::vector<MergedPr>> list_merged_prs() override {
+    return error_of(kBadRequest, "gh pr list --state merged: not built");
+  }
+  Expected<std::vector<Review>> pr_reviews(long long) override {
+    return error_of(kBadRequest, "gh pr view --json reviews: not built");
+  }
+  Expected<std::string> pr_diff(long long) override {
+    return error_of(kBadRequest, "gh pr diff: not built");
+  }
+  Expected<std::string> failed_job_log(const std::string&) override {
+    return error_of(kBadRequest, "gh run view: not built");
+  }
+  Status ensure_label(const std::string&, const std::string&, const std::string&) override {
+    return error_of(kBadRequest, "gh label create: not built");
+  }
+  Expected<long long> create_issue(const NewIssue&) override {
+    return error_of(kBadRequest, "gh issue create: not built");
+  }
+  Expected<std::vector<issues::Issue>> list_labeled_issues(const std::string&) override {
+    return error_of(kBadRequest, "gh issue list --label: not built");
+  }
+
  private:
   // Runs gh; a gh that could not be started or did not finish is an Error,
   // a gh that exited (with any status) is a result.

@@ -73,6 +73,33 @@ struct OpenPr {
   std::vector<long long> closes;
 };
 
+// A merged pull request as `gh pr list --state merged` shows it.
+struct MergedPr {
+  long long number = 0;
+  std::string title;
+  std::string url;
+  std::string head;          // headRefName
+  std::string base;          // baseRefName
+  std::string merge_commit;  // mergeCommit.oid
+  std::string merged_at;     // mergedAt, as gh prints it (ISO 8601)
+};
+
+// One review of a pull request (`gh pr view --json reviews`).
+struct Review {
+  std::string author;  // author.login; "" when GitHub gives none
+  std::string state;   // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING
+  std::string body;    // untrusted text
+};
+
+struct NewIssue {
+  std::string title;
+  std::string body_file;  // a file holding the body (gh reads it)
+  std::vector<std::string> labels;
+};
+
+// What bounded text a call keeps (a diff, a log): the tail beyond it is cut.
+inline constexpr size_t kMaxTextBytes = 256 * 1024;
+
 class Gh {
  public:
   virtual ~Gh() = default;
@@ -116,6 +143,44 @@ class Gh {
   // read by parse_pr_status (gh/pr_status.h); an answer about another
   // pull request than the one asked for is kMalformed.
   virtual Expected<PrStatus> pr_status(long long number) = 0;
+
+  // `gh pr list --state merged --limit 200 --json
+  // number,title,url,headRefName,baseRefName,mergeCommit,mergedAt`: the
+  // merged pull requests, newest first, at most 200.
+  virtual Expected<std::vector<MergedPr>> list_merged_prs() = 0;
+
+  // `gh pr view <number> --json number,reviews`: its reviews, oldest
+  // first; an answer about another pull request is kMalformed.
+  virtual Expected<std::vector<Review>> pr_reviews(long long number) = 0;
+
+  // `gh pr diff <number>`: the pull request's diff, at most kMaxTextBytes
+  // (a longer one is cut, with a last line saying so).
+  virtual Expected<std::string> pr_diff(long long number) = 0;
+
+  // `gh run view --job <id> --log-failed`, where <id> comes from a check's
+  // link (.../actions/runs/<run>/job/<id>): the failed steps' log, its
+  // last kMaxTextBytes. A link that names no Actions job is kBadRequest,
+  // and gh is not run.
+  virtual Expected<std::string> failed_job_log(const std::string& check_link) = 0;
+
+  // `gh label create <name> --color <color> --description <d> --force`:
+  // the label exists afterwards (created or updated). A name, color or
+  // description that gh would read as a flag, or holding a newline, is
+  // kBadRequest.
+  virtual Status ensure_label(const std::string& name, const std::string& color,
+                              const std::string& description) = 0;
+
+  // `gh issue create --title T --body-file F --label L...`: the new
+  // issue's number, read from the URL gh prints. Not idempotent: a caller
+  // looks first (list_labeled_issues) and again after a failure.
+  virtual Expected<long long> create_issue(const NewIssue& issue) = 0;
+
+  // `gh issue list --state all --label L --limit 1000 --json
+  // number,title,body,labels,state,createdAt,updatedAt`: every issue, open
+  // or closed, carrying the label (filtered again as list_open_issues
+  // does, state aside), newest first. The same label rules as
+  // list_open_issues.
+  virtual Expected<std::vector<issues::Issue>> list_labeled_issues(const std::string& label) = 0;
 };
 
 // The real thing: runs `program` (found through PATH when it has no slash)

@@ -74,6 +74,26 @@ class FakeGh final : public gh::Gh {
       const std::optional<std::string>& label) override;
   Expected<std::vector<gh::OpenPr>> list_open_prs() override;
   Expected<gh::PrStatus> pr_status(long long number) override;
+  // Not built yet.
+  Expected<std::vector<gh::MergedPr>> list_merged_prs() override {
+    return fail(ErrorKind::usage, "not built");
+  }
+  Expected<std::vector<gh::Review>> pr_reviews(long long) override {
+    return fail(ErrorKind::usage, "not built");
+  }
+  Expected<std::string> pr_diff(long long) override { return fail(ErrorKind::usage, "not built"); }
+  Expected<std::string> failed_job_log(const std::string&) override {
+    return fail(ErrorKind::usage, "not built");
+  }
+  Status ensure_label(const std::string&, const std::string&, const std::string&) override {
+    return fail(ErrorKind::usage, "not built");
+  }
+  Expected<long long> create_issue(const gh::NewIssue&) override {
+    return fail(ErrorKind::usage, "not built");
+  }
+  Expected<std::vector<devgraph::issues::Issue>> list_labeled_issues(const std::string&) override {
+    return fail(ErrorKind::usage, "not built");
+  }
 
   // How many recorded calls begin with `prefix` ("create_pr" counts them all).
   size_t count(const std::string& prefix) const;
