@@ -75,6 +75,9 @@ int verb_run(const VerbArgs& args) {
       .option("budget-usd",
               "launch no new persona once the run's recorded cost reaches this many dollars "
               "(kept by a resume without the flag)")
+      .option("merge-policy",
+              "never (default) or auto_when_checks_pass: ask GitHub to merge each pull request "
+              "once its checks pass (kept by a resume without the flag)")
       .flag("new", "start a fresh run instead of resuming the last one")
       .flag("dry-run", "print the bundles that would be formed and started; write nothing")
       .flag("no-live", "plain log lines even on a terminal")
@@ -101,6 +104,11 @@ int verb_run(const VerbArgs& args) {
   if (req.issues && *req.issues != "github" && *req.issues != "local")
     return usage(p, "argument --issues: invalid choice: '" + *req.issues +
                         "' (choose from 'github', 'local')");
+  req.merge_policy = a->get("merge-policy");
+  if (req.merge_policy && *req.merge_policy != "never" &&
+      *req.merge_policy != "auto_when_checks_pass")
+    return usage(p, "argument --merge-policy: invalid choice: '" + *req.merge_policy +
+                        "' (choose from 'never', 'auto_when_checks_pass')");
   if (req.label && req.all_issues) return usage(p, "--label and --all-issues exclude each other");
   if (auto mb = a->get("max-bundles")) {
     auto n = parse_int(*mb);

@@ -96,6 +96,8 @@ inline constexpr RouteUse kRoutesTaken[] = {
     {"monitor_prs", route::kNext},
     {"cleanup_merged", route::kNext},
     {"audit_merged", route::kNoFindings},
+    {"audit_merged", route::kFindings},
+    {"audit_merged", route::kBlocked},
     {"audit_triage", route::kNext},
 };
 
@@ -142,6 +144,18 @@ inline constexpr std::string_view kTechLeadHandoff = "TECH_LEAD_HANDOFF";
 inline constexpr std::string_view kAllBundlesComplete = "ALL_BUNDLES_COMPLETE";
 inline constexpr std::string_view kRunComplete = "RUN_COMPLETE";
 inline constexpr std::string_view kHumanRequired = "HUMAN_REQUIRED";
+// After delivery (orchestrator/after_delivery.h).
+inline constexpr std::string_view kPrChecksInspected = "PR_CHECKS_INSPECTED";
+inline constexpr std::string_view kCiFailureReported = "CI_FAILURE_REPORTED";
+inline constexpr std::string_view kMergeWindowInspected = "MERGE_WINDOW_INSPECTED";
+inline constexpr std::string_view kCleanupDone = "CLEANUP_DONE";
+inline constexpr std::string_view kAuditDone = "AUDIT_DONE";
+inline constexpr std::string_view kAuditTriaged = "AUDIT_TRIAGED";
+inline constexpr std::string_view kAuditIssuesFiled = "AUDIT_ISSUES_FILED";
+inline constexpr std::string_view kAuditMarkerAdvanced = "AUDIT_MARKER_ADVANCED";
+inline constexpr std::string_view kRemediationBundled = "REMEDIATION_BUNDLED";
+inline constexpr std::string_view kOrchestratorObservation = "ORCHESTRATOR_OBSERVATION";
+inline constexpr std::string_view kOrchestratorCorrection = "ORCHESTRATOR_CORRECTION";
 }  // namespace event
 
 inline constexpr std::string_view kEventsWritten[] = {
@@ -184,6 +198,17 @@ inline constexpr std::string_view kEventsWritten[] = {
     event::kAllBundlesComplete,
     event::kRunComplete,
     event::kHumanRequired,
+    event::kPrChecksInspected,
+    event::kCiFailureReported,
+    event::kMergeWindowInspected,
+    event::kCleanupDone,
+    event::kAuditDone,
+    event::kAuditTriaged,
+    event::kAuditIssuesFiled,
+    event::kAuditMarkerAdvanced,
+    event::kRemediationBundled,
+    event::kOrchestratorObservation,
+    event::kOrchestratorCorrection,
 };
 
 // The event a node's own outcome records when its cursor moves on (done,

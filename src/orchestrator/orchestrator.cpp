@@ -7,7 +7,9 @@
 #include "bundle/layout.h"
 #include "bundle/start.h"
 #include "lane/routes.h"
+#include "orchestrator/after_delivery.h"
 #include "orchestrator/limits.h"
+#include "orchestrator/run_state.h"
 #include "util/fs.h"
 #include "util/text.h"
 
@@ -15,19 +17,6 @@ namespace devgraph::orchestrator {
 namespace {
 
 constexpr const char* kLane = "orchestrator";
-
-const Json& bundles_of(const Json& state) {
-  static const Json empty = Json::array();
-  auto it = state.find("bundles");
-  return it != state.end() && it->is_array() ? *it : empty;
-}
-
-const Json* cursor_of(const Json& state, const std::string& bundle) {
-  auto it = state.find("bundles_runtime");
-  if (it == state.end() || !it->is_object()) return nullptr;
-  auto c = it->find(bundle);
-  return c == it->end() ? nullptr : &*c;
-}
 
 bool finished(const std::string& status) {
   return status == "delivered" || status == "parked" || status == "stopped" || status == "rejected";
@@ -82,14 +71,6 @@ int bundle_number(const std::string& branch) {
   return i < branch.size() && branch[i] != '-' ? 0 : n;
 }
 
-Json* entry_in(Json& state, const std::string& bundle) {
-  auto it = state.find("bundles");
-  if (it == state.end() || !it->is_array()) return nullptr;
-  for (auto& b : *it)
-    if (b.is_object() && json_str(b, "id") == bundle) return &b;
-  return nullptr;
-}
-
 }  // namespace
 
 std::string bundle_status(const Json& state, const Json& entry) {
@@ -135,6 +116,12 @@ Json run_result(const Json& state, const std::string& run_dir, const std::string
            {"persona_runs", runs}};
   if (Json l = limits_result(state, cost, std::chrono::system_clock::now()); !l.is_null())
     out["limits"] = l;
+  Json after = after_delivery_result(state);
+  for (auto& [k, v] : after.items()) out[k] = v;
+  if (state.contains("audit") && state["audit"].is_object() &&
+      state["audit"].contains("marker_error") && status == "HUMAN_REQUIRED")
+    out["human_required"].push_back(
+        {{"audit", "marker"}, {"reason", json_str(state["audit"], "marker_error")}});
   return out;
 }
 
@@ -173,9 +160,12 @@ std::string run_summary(const Json& result) {
       out += " - branch " + json_str(b, "branch") + " at " + json_str(b, "head").substr(0, 12);
     out += "\n";
   }
+  out += after_delivery_summary(result);
   for (const auto& w : result["human_required"])
-    out += "  waits for a person: " + json_str(w, "bundle") + ": " + json_str(w, "reason") + " (" +
-           json_str(w, "evidence") + ")\n";
+    out += "  waits for a person: " +
+           (w.contains("bundle") ? json_str(w, "bundle") : "the audit " + json_str(w, "audit")) +
+           ": " + json_str(w, "reason") +
+           (w.contains("evidence") ? " (" + json_str(w, "evidence") + ")" : std::string()) + "\n";
   char cost[64];
   std::snprintf(cost, sizeof cost, "  cost: $%.4f over %d persona runs; %.1f s\n",
                 result.value("cost_usd", 0.0), result.value("persona_runs", 0),
@@ -372,6 +362,11 @@ struct Orchestrator::Impl {
     if (cfg.watch) {
       line("nothing to do; looking again in " + std::to_string(cfg.watch->count() / 1000) + " s");
       if (!pause(*cfg.watch)) return {};
+      // Open pull requests are looked at again on the way back to scan.
+      DG_TRY(s, state());
+      if (after && after->watching(s))
+        return go(std::string(lane::route::kActionable), std::string(lane::event::kScanDone),
+                  Json{{"watching_prs", true}});
       return {};  // still at scan: the loop scans again
     }
     line("nothing to do: no open issue is eligible");
@@ -379,6 +374,14 @@ struct Orchestrator::Impl {
   }
 
   std::optional<Look> cache;
+
+  // Ids (and so branches) never repeat one of an earlier run.
+  int next_bundle_index(const Json& s) {
+    int next_index = static_cast<int>(bundles_of(s).size()) + 1;
+    if (auto branches = p.repo.branches("develop/"))
+      for (const auto& b : *branches) next_index = std::max(next_index, bundle_number(b) + 1);
+    return next_index;
+  }
 
   // -- bundle -------------------------------------------------------------------
 
@@ -392,10 +395,7 @@ struct Orchestrator::Impl {
     }
     DG_TRY(Json s, state());
     auto el = eligible(l.open, cfg.policy, l.closed_by_prs, taken(s));
-    // Ids (and so branches) never repeat one of an earlier run.
-    int next_index = static_cast<int>(bundles_of(s).size()) + 1;
-    if (auto branches = p.repo.branches("develop/"))
-      for (const auto& b : *branches) next_index = std::max(next_index, bundle_number(b) + 1);
+    int next_index = next_bundle_index(s);
     auto formed = form_bundles(el.work, p.graph.intake, next_index);
     // Specs first: a kill before the record leaves only files that the
     // same formation writes again.
@@ -663,7 +663,9 @@ struct Orchestrator::Impl {
             if (!pause(*cfg.watch)) continue;
             continue;
           }
-          if (parked)
+          // Parked bundles wait at scan's ambiguous route: the delivered
+          // ones are monitored, cleaned and audited first.
+          if (parked && !after)
             return go(std::string(lane::route::kBlocked),
                       std::string(lane::event::kAllBundlesComplete), Json{{"parked", true}});
           return go(std::string(lane::route::kAllBundlesComplete),
@@ -711,8 +713,47 @@ struct Orchestrator::Impl {
     }
   }
 
-  // The nodes after delivery are issue 22's; until then each is passed
-  // with a NOTE saying so, so a run still completes.
+  std::optional<AfterDelivery> after;
+
+  void make_after() {
+    AfterDeliveryConfig ac;
+    ac.delivery = cfg.delivery;
+    ac.default_branch = cfg.default_branch;
+    ac.merge_policy = cfg.merge_policy;
+    ac.develop_home = cfg.develop_home;
+    ac.repo_top = cfg.repo_top;
+    ac.worktree_for = cfg.worktree_for;
+    ac.audit_driver_for = cfg.audit_driver_for;
+    ac.max_parallel_audits = cfg.max_bundles;
+    ac.command_timeout = cfg.command_timeout;
+    ac.next_bundle_index = [this](const Json& s) { return next_bundle_index(s); };
+    AfterDeliveryParts ap{p.store, p.graph,   cfg.delivery == "github" ? p.gh : nullptr,
+                          p.repo,  *p.runner, p.drivers,
+                          p.crash};
+    LaneOps ops;
+    ops.state = [this] { return state(); };
+    ops.go = [this](const std::string& route, const std::string& event, Json detail,
+                    std::function<Status(Json&)> mutate) {
+      return go(route, event, std::move(detail), std::move(mutate));
+    };
+    ops.record = [this](const std::string& event, Json detail,
+                        std::function<Status(Json&)> mutate) {
+      return record(event, std::move(detail), std::move(mutate));
+    };
+    ops.line = [this](const std::string& l) { line(l); };
+    ops.retry = [this](const std::string& what, const std::function<Status()>& call) -> Status {
+      auto r = with_retry<bool>(what, [&]() -> Expected<bool> {
+        DG_CHECK(call());
+        return true;
+      });
+      if (!r) return r.error();
+      return {};
+    };
+    ops.stopped = [this](int sig) { stop_signal = sig; };
+    after.emplace(ac, ap, ops);
+  }
+
+  // A node this build does not drive is passed with a NOTE saying so.
   Status step_not_built(const std::string& node) {
     const GraphNode* n = p.graph.node(node);
     std::string route(n && !n->next.empty() ? lane::route::kNext : lane::route::kNoFindings);
@@ -759,6 +800,7 @@ struct Orchestrator::Impl {
       return error(fail(ErrorKind::internal, "GRAPH.yaml's orchestrator lane has no scheduler"));
     scheduler_node = *sch;
     if (auto w = p.drivers.watch_stop_signals(); !w) return error(w.error());
+    if (p.runner) make_after();
     for (int steps = 0;; ++steps) {
       if (stop_signal) return stopped();
       auto s = state();
@@ -776,6 +818,14 @@ struct Orchestrator::Impl {
         if (st && stopping) return stopped();
       } else if (const GraphNode* n = p.graph.node(node); n && n->type == "terminal") {
         return finish(node);
+      } else if (after && node == "monitor_prs") {
+        st = after->monitor_prs();
+      } else if (after && node == "cleanup_merged") {
+        st = after->cleanup_merged();
+      } else if (after && node == "audit_merged") {
+        st = after->audit_merged();
+      } else if (after && node == "audit_triage") {
+        st = after->audit_triage();
       } else {
         st = step_not_built(node);
       }

@@ -24,6 +24,10 @@
 // - After each driver's exit, intake looks for new work (INTAKE_DONE, then
 //   the new_work route through `bundle`), stops the bundles whose issue was
 //   closed or lost its label, and rewrites the spec of an edited issue.
+// - After the bundles, monitor_prs, cleanup_merged, audit_merged and
+//   audit_triage run (orchestrator/after_delivery.h), parked bundles or
+//   not; the run then scans again, and a watched run with open pull
+//   requests comes back to monitor_prs every watch period.
 // - The run reaches human_required only when nothing else can progress;
 //   with a watch period it waits instead and looks again.
 // - A stop signal stops starting work, stops the drivers (each leaves its
@@ -42,6 +46,7 @@
 #include <vector>
 
 #include "bundle/crash_points.h"
+#include "gh/gh.h"
 #include "git/git.h"
 #include "git/repo.h"
 #include "graph/graph.h"
@@ -81,6 +86,13 @@ struct OrchestratorConfig {
   // How often intake looks at the issues while drivers run (besides after
   // each driver's exit): a closed or edited issue is noticed this soon.
   std::chrono::milliseconds intake_every{std::chrono::seconds(60)};
+  // After delivery (orchestrator/after_delivery.h).
+  std::string merge_policy = "never";  // "never" | "auto_when_checks_pass"
+  std::string develop_home;            // where the audit marker lives
+  std::string repo_top;                // the primary clone
+  // The auditor child of one audit window entry.
+  std::function<DriverSpec(const std::string& key)> audit_driver_for;
+  std::chrono::milliseconds command_timeout{std::chrono::minutes(30)};
 };
 
 struct OrchestratorParts {
@@ -91,6 +103,8 @@ struct OrchestratorParts {
   IssueSource& issues;
   DriverPool& drivers;
   bundle::CrashPoints& crash;
+  gh::Gh* gh = nullptr;             // github delivery: pull requests, issues
+  CommandRunner* runner = nullptr;  // git and the bundle's commands after delivery
 };
 
 struct Outcome {

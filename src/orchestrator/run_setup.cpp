@@ -19,6 +19,7 @@
 #include "graph/graph.h"
 #include "guard/guard.h"
 #include "issues/local_store.h"
+#include "orchestrator/after_delivery.h"
 #include "orchestrator/limits.h"
 #include "orchestrator/orchestrator.h"
 #include "proc/command.h"
@@ -257,7 +258,7 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
     init.default_branch = default_branch;
     init.merge = Json{
         {"delivery", delivery},
-        {"merge_policy", "never"},
+        {"merge_policy", req.merge_policy.value_or("never")},
         {"commands",
          {{"test", commands.test}, {"build", commands.build}, {"source", commands.source}}},
         {"intake",
@@ -265,12 +266,23 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
     DG_TRY(auto c, store.init(init));
     (void)c;
     line("new run " + store.run_dir());
+    DG_TRY(std::string tip, git_out(top, {"rev-parse", "-q", "--verify", base}, ok));
+    if (ok) DG_CHECK(init_marker(place->develop_home, tip));
   } else if (finishing) {
     line("recording the end of run " + run_dir);
   } else {
     DG_TRY(auto r, store.resume());
     (void)r;
     line("resuming run " + run_dir);
+  }
+  if (req.merge_policy) {
+    DG_TRY(Json now, store.read());
+    if (json_str(now, "merge_policy") != *req.merge_policy) {
+      EventRequest e{"NOTE", Json{{"merge_policy", *req.merge_policy}},
+                     Json{{"merge_policy", *req.merge_policy}}, nullptr};
+      DG_TRY(auto c, store.event(e));
+      (void)c;
+    }
   }
   std::string record = store.run_dir() + "/live-drivers";
   // Stopped first, as a supervisor stops a driver: it ends its personas
@@ -317,7 +329,34 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
     d.env = env;
     return d;
   };
+  cfg.develop_home = place->develop_home;
+  cfg.repo_top = top;
+  cfg.command_timeout = std::chrono::minutes(graph.headless.persona_timeout_minutes);
+  {
+    DG_TRY(Json now, store.read());
+    cfg.merge_policy = json_str(now, "merge_policy", "never");
+  }
+  // The auditors take the drivers' backend flags, not their task ceiling.
+  std::vector<std::string> audit_flags;
+  for (size_t i = 0; i < req.driver_flags.size(); ++i) {
+    if (req.driver_flags[i] == "--max-parallel" && i + 1 < req.driver_flags.size()) {
+      ++i;
+      continue;
+    }
+    audit_flags.push_back(req.driver_flags[i]);
+  }
+  cfg.audit_driver_for = [&](const std::string& key) {
+    DriverSpec d;
+    d.bundle = "audit-" + key;
+    d.argv = {self, "audit-merge", rd, "--key", key};
+    d.argv.insert(d.argv.end(), audit_flags.begin(), audit_flags.end());
+    d.cwd = rd;
+    d.env = env;
+    return d;
+  };
   OrchestratorParts parts{store, graph, *repo_git, *repo_queries, *source, *pool, crash};
+  parts.gh = gh.get();
+  parts.runner = &runner;
   Orchestrator orch(cfg, parts);
   if (first_open) orch.prime(std::move(*first_open), std::move(*first_prs));
   Outcome o = orch.run();

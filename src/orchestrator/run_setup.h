@@ -20,6 +20,9 @@
 //   back-off in milliseconds (OrchestratorConfig::source_backoff, else 2 s),
 //   so tests of a failing gh do not wait; a value that is not a whole
 //   number is a usage error.
+// - A new run writes the audit marker (<develop_home>/last-audit) at the
+//   default branch's tip when the repository has none: the post-merge
+//   audit covers what merges from the first run on.
 // - Every driver is started with DEVGRAPH_LIMITS_SOCKET naming the run's
 //   limits broker (orchestrator/limits.h), which lives as long as the
 //   run; an inherited value is never passed on.
@@ -47,6 +50,10 @@ struct RunSetupRequest {
   // --budget-usd: no new persona once the run's recorded cost reaches it
   // (orchestrator/limits.h); nullopt keeps the budget the run recorded.
   std::optional<double> budget_usd;
+  // --merge-policy: "never" or "auto_when_checks_pass" (GRAPH.yaml
+  // delivery.github.merge_options); nullopt keeps the run's (a new run:
+  // never).
+  std::optional<std::string> merge_policy;
   bool fresh = false;
   bool dry_run = false;
   std::optional<std::string> skill;
