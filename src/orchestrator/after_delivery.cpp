@@ -635,6 +635,12 @@ struct AfterDelivery::Impl {
     return react_to(s, t, *st);
   }
 
+  // monitor_prs ran in this run: an empty scan does not come back for it.
+  static Status looked(Json& s) {
+    s["after_delivery_looked"] = true;
+    return {};
+  }
+
   Status monitor() {
     if (!github()) {
       DG_TRY(Json s, ops.state());
@@ -643,7 +649,7 @@ struct AfterDelivery::Impl {
         if (json_str(b, "status") == "delivered") ++ready;
       return ops.go(ev(lane::route::kNext), ev(lane::event::kPrChecksInspected),
                     Json{{"delivery", "local"}, {"settled", true}, {"ready_branches", ready}},
-                    nullptr);
+                    looked);
     }
     DG_TRY(Json s, ops.state());
     auto ts = targets(s);
@@ -651,11 +657,11 @@ struct AfterDelivery::Impl {
       if (ts.error().kind == ErrorKind::interrupted) return ts.error();
       line("pull requests not inspected: " + ts.error().message);
       return ops.go(ev(lane::route::kNext), ev(lane::event::kNote),
-                    Json{{"not_inspected", ts.error().message}}, nullptr);
+                    Json{{"not_inspected", ts.error().message}}, looked);
     }
     for (const auto& t : *ts) DG_CHECK(inspect(t));
     return ops.go(ev(lane::route::kNext), ev(lane::event::kNote),
-                  Json{{"monitored", static_cast<long long>(ts->size())}}, nullptr);
+                  Json{{"monitored", static_cast<long long>(ts->size())}}, looked);
   }
 
   // -- cleanup_merged -----------------------------------------------------------
@@ -709,12 +715,21 @@ struct AfterDelivery::Impl {
       return out;
     }
     DG_TRY(auto branches, p.repo.branches("develop/"));
+    std::map<std::string, std::string> delivered;
+    if (cfg.delivered_heads) delivered = cfg.delivered_heads();
     for (const auto& b : branches) {
       if (busy.count(b)) continue;
       DG_TRY(auto tip, git_line(p.runner, cfg.repo_top, {"rev-parse", "-q", "--verify", b}));
       if (!tip) continue;
       DG_TRY(bool in, p.repo.is_ancestor(*tip, cfg.default_branch));
-      if (in) out.push_back(Merged{0, b, *tip, "", b});
+      if (in) {
+        out.push_back(Merged{0, b, *tip, "", b});
+        continue;
+      }
+      auto d = delivered.find(b);
+      if (d == delivered.end() || d->second.empty()) continue;
+      auto was = p.repo.is_ancestor(d->second, cfg.default_branch);
+      if (was && *was) out.push_back(Merged{0, b, d->second, "", b});
     }
     return out;
   }
@@ -1246,14 +1261,6 @@ Status AfterDelivery::audit_merged() {
 }
 Status AfterDelivery::audit_triage() {
   return impl_->triage();
-}
-
-bool AfterDelivery::watching(const Json& state) const {
-  if (impl_->cfg.delivery != "github") return false;
-  if (!state.contains("prs") || !state["prs"].is_array()) return false;
-  for (const auto& p : state["prs"])
-    if (json_str(p, "state") == "OPEN") return true;
-  return false;
 }
 
 }  // namespace devgraph::orchestrator

@@ -42,6 +42,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,6 +89,11 @@ struct AfterDeliveryConfig {
   int max_parallel_audits = 3;
   // The bundle's own test and build commands, run to reproduce a failing check.
   std::chrono::milliseconds command_timeout{std::chrono::minutes(30)};
+  // Local delivery: the head each delivered branch had when it was
+  // delivered (the local issues record it). A branch that moved on after
+  // that head was merged is still a merged branch whose worktree holds
+  // work: preserved and reported, not passed over.
+  std::function<std::map<std::string, std::string>()> delivered_heads;
   // The next free bundle number (ids and branches never repeat).
   std::function<int(const Json& state)> next_bundle_index;
 };
@@ -124,8 +130,6 @@ class AfterDelivery {
   Status cleanup_merged();
   Status audit_merged();
   Status audit_triage();
-  // Whether a watched run has pull requests left to look at again.
-  bool watching(const Json& state) const;
 
  private:
   struct Impl;

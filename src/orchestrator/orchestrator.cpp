@@ -17,6 +17,8 @@ namespace devgraph::orchestrator {
 namespace {
 
 constexpr const char* kLane = "orchestrator";
+// Set once monitor_prs ran in this run (orchestrator/after_delivery.h).
+constexpr const char* kLookedAfter = "after_delivery_looked";
 
 bool finished(const std::string& status) {
   return status == "delivered" || status == "parked" || status == "stopped" || status == "rejected";
@@ -357,16 +359,26 @@ struct Orchestrator::Impl {
       cache = std::move(l);
       return go(std::string(lane::route::kActionable), std::string(lane::event::kScanDone), detail);
     }
+    // No issue is work, but devgraph branches exist: their pull requests,
+    // clean-up and audit get one round (through bundle and the scheduler,
+    // which have nothing to start) before the run ends, and one every
+    // watch period.
+    bool branches = false;
+    if (auto b = p.repo.branches("develop/"); b && !b->empty()) branches = true;
+    if (after && branches && !s.value(kLookedAfter, false)) {
+      detail["after_delivery"] = true;
+      return go(std::string(lane::route::kActionable), std::string(lane::event::kScanDone), detail);
+    }
     if (parked && !cfg.watch)
       return go(std::string(lane::route::kAmbiguous), std::string(lane::event::kScanDone), detail);
     if (cfg.watch) {
       line("nothing to do; looking again in " + std::to_string(cfg.watch->count() / 1000) + " s");
       if (!pause(*cfg.watch)) return {};
-      // Open pull requests are looked at again on the way back to scan.
-      DG_TRY(s, state());
-      if (after && after->watching(s))
+      if (after && branches) {
+        detail["after_delivery"] = true;
         return go(std::string(lane::route::kActionable), std::string(lane::event::kScanDone),
-                  Json{{"watching_prs", true}});
+                  detail);
+      }
       return {};  // still at scan: the loop scans again
     }
     line("nothing to do: no open issue is eligible");
@@ -727,6 +739,14 @@ struct Orchestrator::Impl {
     ac.max_parallel_audits = cfg.max_bundles;
     ac.command_timeout = cfg.command_timeout;
     ac.next_bundle_index = [this](const Json& s) { return next_bundle_index(s); };
+    ac.delivered_heads = [this] {
+      std::map<std::string, std::string> out;
+      if (p.issues.kind() != "local") return out;
+      if (auto d = p.issues.delivered_issues())
+        for (const auto& i : *d)
+          if (i.branch && i.head) out[*i.branch] = *i.head;
+      return out;
+    };
     AfterDeliveryParts ap{p.store, p.graph,   cfg.delivery == "github" ? p.gh : nullptr,
                           p.repo,  *p.runner, p.drivers,
                           p.crash};

@@ -26,8 +26,10 @@
 //   closed or lost its label, and rewrites the spec of an edited issue.
 // - After the bundles, monitor_prs, cleanup_merged, audit_merged and
 //   audit_triage run (orchestrator/after_delivery.h), parked bundles or
-//   not; the run then scans again, and a watched run with open pull
-//   requests comes back to monitor_prs every watch period.
+//   not; the run then scans again. A scan with no work in a repository
+//   with develop/ branches takes that round once per run (through bundle
+//   and the scheduler, which start nothing), and a watched run once every
+//   watch period.
 // - The run reaches human_required only when nothing else can progress;
 //   with a watch period it waits instead and looks again.
 // - A stop signal stops starting work, stops the drivers (each leaves its

@@ -307,6 +307,65 @@ TEST_F(RunCli, FiveLocalIssuesTwoSharingAParentBecomeFourReadyBranchesTwoAtATime
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
 }
 
+// Three ready branches a person merges; then one worktree gets a change,
+// one an extra commit, one is moved away from its canonical path. The
+// next run removes only what holds nothing: the rest is preserved, each
+// with why.
+TEST_F(RunCli, MergedReadyBranchesAreCleanedAndEveryWorktreeHoldingWorkIsPreserved) {
+  file_issue("alpha");
+  file_issue("beta");
+  file_issue("gamma");
+  file_issue("delta");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json first = state_of(run_dir(result_of(r)));
+  std::map<std::string, std::string> wt, br;
+  for (const auto& b : first["bundles"]) {
+    wt[json_str(b, "id")] = json_str(b, "worktree");
+    br[json_str(b, "id")] = json_str(b, "branch");
+  }
+  ASSERT_EQ(wt.size(), 4u);
+  for (const auto& [id, b] : br) git({"merge", "-q", "--no-ff", "--no-edit", b});
+  // b2: a tracked file changed; b3: a commit after the merge; b4: moved.
+  test::write_text(wt["b2"] + "/src/b2.txt", "edited by a person\n");
+  test::write_text(wt["b3"] + "/notes.txt", "later\n");
+  git({"add", "notes.txt"}, wt["b3"]);
+  git({"commit", "-q", "-m", "after the merge"}, wt["b3"]);
+  std::string moved = scratch / "elsewhere";
+  git({"worktree", "move", wt["b4"], moved});
+
+  r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  const Json& cleanup = res["cleanup"];
+  ASSERT_EQ(cleanup["removed"].size(), 1u) << dump_py(cleanup);
+  EXPECT_EQ(cleanup["removed"][0]["path"], wt["b1"]);
+  EXPECT_FALSE(path_exists(wt["b1"]));
+  EXPECT_EQ(branches().find(br["b1"]), std::string::npos) << branches();
+  std::map<std::string, std::string> why;
+  for (const auto& p : cleanup["preserved"]) why[json_str(p, "branch")] = json_str(p, "why");
+  EXPECT_EQ(why.size(), 3u) << dump_py(cleanup);
+  EXPECT_NE(why[br["b2"]].find("uncommitted"), std::string::npos) << dump_py(cleanup);
+  EXPECT_NE(why[br["b3"]].find("not merged"), std::string::npos) << dump_py(cleanup);
+  EXPECT_NE(why[br["b4"]].find("canonical"), std::string::npos) << dump_py(cleanup);
+  EXPECT_EQ(test::slurp(wt["b2"] + "/src/b2.txt"), "edited by a person\n");
+  EXPECT_TRUE(path_exists(wt["b3"] + "/notes.txt"));
+  EXPECT_TRUE(path_exists(moved + "/src/b4.txt"));
+  for (const char* id : {"b2", "b3", "b4"})
+    EXPECT_NE(branches().find(br[id]), std::string::npos) << branches();
+  auto events = test::read_jsonl(run_dir(res) + "/events.jsonl");
+  std::vector<std::string> after;
+  for (const auto& e : events) {
+    std::string t = json_str(e, "type");
+    if (t == "PR_CHECKS_INSPECTED" || t == "MERGE_WINDOW_INSPECTED" || t == "CLEANUP_DONE")
+      after.push_back(t);
+  }
+  EXPECT_EQ(after, (std::vector<std::string>{"PR_CHECKS_INSPECTED", "MERGE_WINDOW_INSPECTED",
+                                             "CLEANUP_DONE"}));
+  EXPECT_NE(r.out.find("preserved: "), std::string::npos) << r.out;
+  expect_replays_cleanly(run_dir(res));
+}
+
 TEST_F(RunCli, AnEmptyFirstScanCompletesIdle) {
   auto r = run();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
