@@ -1444,5 +1444,183 @@ TEST(FakeGh, ScriptedListFailuresComeBackOnceInOrder) {
   EXPECT_EQ(gh.count("list_open_prs"), 2u);
 }
 
+TEST(FakeGh, ListsMergedPullRequestsNewestFirst) {
+  test::Scratch s;
+  test::write_text(s / "body.md", "x\n");
+  test::FakeGh gh;
+  ASSERT_TRUE(gh.create_pr({"main", "develop/b1", "feat(b1): t", s / "body.md"}).ok());
+  ASSERT_TRUE(gh.create_pr({"main", "develop/b2", "feat(b2): u", s / "body.md"}).ok());
+  ASSERT_TRUE(gh.create_pr({"main", "develop/b3", "feat(b3): v", s / "body.md"}).ok());
+  EXPECT_TRUE(gh.list_merged_prs()->empty());
+  gh.merged_prs.push_back(
+      {2, "older", "https://github.invalid/owner/repo/pull/2", "x", "main", "c0", "2026-01-01Z"});
+  ASSERT_TRUE(gh.merge(3, "c3", "2026-11-04T12:00:00Z"));
+  ASSERT_TRUE(gh.merge(1, "c1"));
+  EXPECT_FALSE(gh.merge(9, "c9"));
+  auto merged = gh.list_merged_prs();
+  ASSERT_TRUE(merged.ok());
+  ASSERT_EQ(merged->size(), 3u);
+  EXPECT_EQ((*merged)[0].number, 3);
+  EXPECT_EQ((*merged)[0].title, "feat(b3): v");
+  EXPECT_EQ((*merged)[0].head, "develop/b3");
+  EXPECT_EQ((*merged)[0].base, "main");
+  EXPECT_EQ((*merged)[0].url, "https://github.invalid/owner/repo/pull/3");
+  EXPECT_EQ((*merged)[0].merge_commit, "c3");
+  EXPECT_EQ((*merged)[0].merged_at, "2026-11-04T12:00:00Z");
+  EXPECT_EQ((*merged)[1].title, "older");
+  EXPECT_EQ((*merged)[2].merge_commit, "c1");
+  auto open = gh.list_open_prs();
+  ASSERT_EQ(open->size(), 1u) << "a merged pull request is no longer open";
+  EXPECT_EQ((*open)[0].number, 2);
+}
+
+TEST(FakeGh, AnswersTheReviewsDiffsAndJobLogsItHolds) {
+  test::Scratch s;
+  test::write_text(s / "body.md", "x\n");
+  test::FakeGh gh;
+  ASSERT_TRUE(gh.create_pr({"main", "develop/b1", "t", s / "body.md"}).ok());
+  gh.reviews[5] = {{"ann", "CHANGES_REQUESTED", "fix it"}, {"", "COMMENTED", ""}};
+  auto reviews = gh.pr_reviews(5);
+  ASSERT_TRUE(reviews.ok());
+  ASSERT_EQ(reviews->size(), 2u);
+  EXPECT_EQ((*reviews)[0].body, "fix it");
+  auto none = gh.pr_reviews(1);
+  ASSERT_TRUE(none.ok()) << "a pull request without reviews";
+  EXPECT_TRUE(none->empty());
+  auto unknown = gh.pr_reviews(9);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().kind, kFailed);
+  EXPECT_NE(unknown.error().message.find("Could not resolve"), std::string::npos);
+
+  gh.diffs[1] = "+a\n";
+  gh.diffs[2] = std::string(kMaxTextBytes + 10, 'd');
+  EXPECT_EQ(*gh.pr_diff(1), "+a\n");
+  auto cut = gh.pr_diff(2);
+  ASSERT_TRUE(cut.ok());
+  EXPECT_EQ(cut->substr(kMaxTextBytes),
+            "\n[diff cut at " + std::to_string(kMaxTextBytes) + " bytes]\n");
+  auto no_diff = gh.pr_diff(3);
+  ASSERT_FALSE(no_diff.ok());
+  EXPECT_EQ(no_diff.error().kind, kFailed);
+
+  gh.job_logs["https://github.com/o/r/actions/runs/1/job/2"] = "boom\n";
+  EXPECT_EQ(*gh.failed_job_log("https://github.com/o/r/actions/runs/1/job/2?pr=1"), "boom\n")
+      << "the same job, whatever follows its link";
+  auto other = gh.failed_job_log("https://github.com/o/r/actions/runs/1/job/3");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().kind, kFailed);
+  EXPECT_NE(other.error().message.find("HTTP 404"), std::string::npos);
+  auto bad = gh.failed_job_log("https://ci.invalid/1");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind, kBadRequest);
+  EXPECT_EQ(gh.calls, (Argv{"create_pr main develop/b1", "pr_reviews 5", "pr_reviews 1",
+                            "pr_reviews 9", "pr_diff 1", "pr_diff 2", "pr_diff 3",
+                            "failed_job_log https://github.com/o/r/actions/runs/1/job/2?pr=1",
+                            "failed_job_log https://github.com/o/r/actions/runs/1/job/3",
+                            "failed_job_log https://ci.invalid/1"}));
+  EXPECT_EQ(gh.count("pr_reviews"), 3u);
+  EXPECT_EQ(gh.count("failed_job_log"), 3u);
+}
+
+TEST(FakeGh, CreatesIssuesWithKnownLabelsAndListsThemByLabel) {
+  test::Scratch s;
+  test::write_text(s / "finding.md", "Part of #3\nA \"finding\".\n");
+  test::FakeGh gh;
+  gh.issues = {issue(7, {"audit"}, "closed"), issue(6, {"bug"})};
+  gh.last_issue_number = 40;
+  auto refused = gh.create_issue({"audit: x", s / "finding.md", {"audit"}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, kFailed);
+  EXPECT_EQ(refused.error().message,
+            "gh issue create failed: could not add label: 'audit' not found");
+  EXPECT_EQ(gh.issues.size(), 2u) << "a refused issue is not created";
+
+  ASSERT_TRUE(gh.ensure_label("audit", "d73a4a", "findings").ok());
+  ASSERT_TRUE(gh.ensure_label("Audit", "ffffff", "again").ok());
+  ASSERT_TRUE(gh.ensure_label("P1", "ffffff", "").ok());
+  EXPECT_EQ(gh.labels, (Argv{"audit", "P1"}));
+  auto first = gh.create_issue({"audit: x", s / "finding.md", {"audit", "P1"}});
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(*first, 41);
+  auto second = gh.create_issue({"audit: y", s / "finding.md", {"AUDIT"}});
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(*second, 42);
+  auto plain = gh.create_issue({"plain", s / "finding.md", {}});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(*plain, 43);
+  EXPECT_EQ(gh.last_issue_number, 43);
+
+  auto audit = gh.list_labeled_issues("audit");
+  ASSERT_TRUE(audit.ok());
+  ASSERT_EQ(audit->size(), 3u);
+  EXPECT_EQ((*audit)[0].number, 42);
+  EXPECT_EQ((*audit)[1].number, 41);
+  EXPECT_EQ((*audit)[1].title, "audit: x");
+  EXPECT_EQ((*audit)[1].body, "Part of #3\nA \"finding\".\n");
+  EXPECT_EQ((*audit)[1].state, "open");
+  EXPECT_EQ((*audit)[1].labels, (Argv{"audit", "P1"}));
+  EXPECT_EQ((*audit)[1].parent, std::optional<long long>(3));
+  EXPECT_EQ((*audit)[1].priority, "P1");
+  EXPECT_EQ((*audit)[1].created, gh.now);
+  EXPECT_EQ((*audit)[2].number, 7) << "closed ones too";
+  EXPECT_EQ(gh.list_open_issues(std::nullopt)->size(), 4u) << "created issues are open issues";
+
+  auto missing = gh.create_issue({"t", s / "missing.md", {}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind, kFailed);
+  for (const gh::NewIssue& bad :
+       {gh::NewIssue{"", s / "finding.md", {}}, gh::NewIssue{"--web", s / "finding.md", {}},
+        gh::NewIssue{"t", "-", {}}, gh::NewIssue{"t", s / "finding.md", {"a,b"}}}) {
+    auto n = gh.create_issue(bad);
+    ASSERT_FALSE(n.ok());
+    EXPECT_EQ(n.error().kind, kBadRequest);
+  }
+  EXPECT_FALSE(gh.ensure_label("--force", "ffffff", "").ok());
+  EXPECT_FALSE(gh.list_labeled_issues("").ok());
+  EXPECT_EQ(gh.last_issue_number, 43);
+  EXPECT_EQ(gh.count("create_issue"), 9u);
+  EXPECT_EQ(gh.calls[0], "create_issue audit: x");
+  EXPECT_EQ(gh.calls[1], "ensure_label audit");
+  EXPECT_EQ(gh.count("list_labeled_issues audit"), 1u);
+}
+
+TEST(FakeGh, ScriptedFailuresOfTheMonitoringAndAuditCallsComeBackOnce) {
+  test::Scratch s;
+  test::write_text(s / "body.md", "x\n");
+  test::FakeGh gh;
+  gh.labels = {"audit"};
+  gh.diffs[1] = "+a\n";
+  gh.reviews[1] = {};
+  gh.job_logs["https://github.com/o/r/actions/runs/1/job/2"] = "log";
+  const Error e{"gh failed: HTTP 502", 1, kFailed};
+  gh.merged_list_failures.push_back(e);
+  gh.review_failures.push_back(e);
+  gh.diff_failures.push_back(e);
+  gh.job_log_failures.push_back(e);
+  gh.label_failures.push_back(e);
+  gh.issue_create_failures.push_back(e);
+  gh.labeled_list_failures.push_back(e);
+  const std::string link = "https://github.com/o/r/actions/runs/1/job/2";
+  EXPECT_FALSE(gh.list_merged_prs().ok());
+  EXPECT_TRUE(gh.list_merged_prs().ok());
+  EXPECT_FALSE(gh.pr_reviews(1).ok());
+  EXPECT_TRUE(gh.pr_reviews(1).ok());
+  EXPECT_FALSE(gh.pr_diff(1).ok());
+  EXPECT_TRUE(gh.pr_diff(1).ok());
+  EXPECT_FALSE(gh.failed_job_log(link).ok());
+  EXPECT_TRUE(gh.failed_job_log(link).ok());
+  EXPECT_FALSE(gh.ensure_label("new", "ffffff", "").ok());
+  EXPECT_EQ(gh.labels, (Argv{"audit"})) << "a scripted failure creates nothing";
+  EXPECT_TRUE(gh.ensure_label("new", "ffffff", "").ok());
+  auto failed = gh.create_issue({"t", s / "body.md", {"audit"}});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().message, "gh failed: HTTP 502");
+  EXPECT_TRUE(gh.issues.empty());
+  EXPECT_EQ(*gh.create_issue({"t", s / "body.md", {"audit"}}), 1001);
+  EXPECT_FALSE(gh.list_labeled_issues("audit").ok());
+  EXPECT_EQ(gh.list_labeled_issues("audit")->size(), 1u);
+  EXPECT_EQ(gh.count(""), 14u);
+}
+
 }  // namespace
 }  // namespace devgraph::gh
