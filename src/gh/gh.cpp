@@ -1,6 +1,8 @@
 #include "gh/gh.h"
 
 #include <cctype>
+#include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -159,6 +161,70 @@ Expected<OpenPr> open_pr_of(const ListReader& in) {
   return pr;
 }
 
+Expected<MergedPr> merged_pr_of(const ListReader& in) {
+  DG_CHECK(in.object());
+  MergedPr pr;
+  DG_TRY(pr.number, in.number());
+  DG_TRY(pr.title, in.str("title"));
+  DG_TRY(pr.url, in.str("url", false));
+  DG_TRY(pr.head, in.str("headRefName", false));
+  DG_TRY(pr.base, in.str("baseRefName", false));
+  DG_TRY(const Json* merge, in.field("mergeCommit"));
+  if (!merge->is_object() || !merge->contains("oid") || !merge->at("oid").is_string() ||
+      merge->at("oid").get_ref<const std::string&>().empty())
+    return in.bad("whose \"mergeCommit\" is not an object with an \"oid\": " + one_line(*merge));
+  pr.merge_commit = merge->at("oid").get<std::string>();
+  DG_TRY(pr.merged_at, in.str("mergedAt", false));
+  return pr;
+}
+
+Expected<Review> review_of(const ListReader& in) {
+  DG_CHECK(in.object());
+  Review review;
+  DG_TRY(const Json* author, in.field("author"));
+  if (author->is_object() && author->contains("login") && author->at("login").is_string())
+    review.author = author->at("login").get<std::string>();
+  else if (!author->is_null())
+    return in.bad("whose \"author\" is neither null nor an object with a \"login\": " +
+                  one_line(*author));
+  DG_TRY(review.state, in.str("state"));
+  if (review.state != "APPROVED" && review.state != "CHANGES_REQUESTED" &&
+      review.state != "COMMENTED" && review.state != "DISMISSED" && review.state != "PENDING")
+    return in.bad("whose \"state\" is not a review state: " + one_line(review.state));
+  DG_TRY(review.body, in.str("body"));
+  return review;
+}
+
+// A label gh would misread: empty, a flag, or several labels in one.
+bool misread_label(const std::string& label) {
+  return label.empty() || has_leading_dash(label) ||
+         label.find_first_of(",\"\n") != std::string::npos;
+}
+
+bool has_newline(const std::string& s) {
+  return s.find('\n') != std::string::npos;
+}
+
+// The number at the end of an issue's URL, the last line gh issue create
+// prints: https://<host>/<owner>/<repo>/issues/<number>.
+std::optional<long long> issue_number_of(const std::string& out) {
+  const char* blank = " \t\r\n";
+  size_t end = out.find_last_not_of(blank);
+  if (end == std::string::npos) return std::nullopt;
+  size_t nl = out.find_last_of('\n', end);
+  size_t start = nl == std::string::npos ? 0 : nl + 1;
+  start = out.find_first_not_of(blank, start);
+  const std::string line = out.substr(start, end - start + 1);
+  const std::string marker = "/issues/";
+  size_t at = line.rfind(marker);
+  if (line.rfind("https://", 0) != 0 || at == std::string::npos) return std::nullopt;
+  const std::string digits = line.substr(at + marker.size());
+  if (digits.empty() || digits.size() > 18 || digits[0] == '0' ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoll(digits);
+}
+
 bool has_label(const issues::Issue& issue, const std::string& label) {
   const std::string wanted = ascii_lower(label);
   for (const std::string& name : issue.labels)
@@ -237,8 +303,7 @@ class RealGh final : public Gh {
         "--limit", "1000", "--json",  "number,title,body,labels,state,createdAt,updatedAt"};
     std::string what = "gh issue list";
     if (label) {
-      if (label->empty() || has_leading_dash(*label) ||
-          label->find_first_of(",\"\n") != std::string::npos)
+      if (misread_label(*label))
         return error_of(kBadRequest,
                         "gh issue list: not a label gh reads as one: " + one_line(*label));
       args.insert(args.end(), {"--label", *label});
@@ -267,27 +332,132 @@ class RealGh final : public Gh {
     return prs;
   }
 
-  // Not built yet.
   Expected<std::vector<MergedPr>> list_merged_prs() override {
-    return error_of(kBadRequest, "gh pr list --state merged: not built");
+    const std::string what = "gh pr list --state merged";
+    DG_TRY(auto items, list({"pr", "list", "--state", "merged", "--limit", "200", "--json",
+                             "number,title,url,headRefName,baseRefName,mergeCommit,mergedAt"},
+                            what));
+    std::vector<MergedPr> prs;
+    for (size_t i = 0; i < items.size(); ++i) {
+      DG_TRY(auto pr, merged_pr_of(ListReader(items[i], i, what, "a merged pull request")));
+      prs.push_back(std::move(pr));
+    }
+    return prs;
   }
-  Expected<std::vector<Review>> pr_reviews(long long) override {
-    return error_of(kBadRequest, "gh pr view --json reviews: not built");
+
+  Expected<std::vector<Review>> pr_reviews(long long number) override {
+    if (number <= 0)
+      return error_of(kBadRequest,
+                      "gh pr view: not a pull request number: " + std::to_string(number));
+    const std::string n = std::to_string(number);
+    const std::string what = "gh pr view " + n + " --json reviews";
+    DG_TRY(auto r, run({"pr", "view", n, "--json", "number,reviews"}, what));
+    if (r.exit_code != 0) return error_of(kFailed, what + " failed: " + refusal(r));
+    auto j = parse_json(r.out, what);
+    if (!j) return error_of(kMalformed, j.error().message);
+    if (!j->is_object())
+      return error_of(kMalformed,
+                      what + " answered something other than an object: " + one_line(*j));
+    if (!j->contains("number") || !j->at("number").is_number_integer())
+      return error_of(kMalformed, what + " answered without a \"number\"");
+    if (j->at("number").get<long long>() != number)
+      return error_of(kMalformed, what + " answered about #" +
+                                      std::to_string(j->at("number").get<long long>()));
+    if (!j->contains("reviews") || !j->at("reviews").is_array())
+      return error_of(kMalformed, what + " answered without a \"reviews\" array");
+    const Json& items = j->at("reviews");
+    std::vector<Review> reviews;
+    for (size_t i = 0; i < items.size(); ++i) {
+      DG_TRY(auto review, review_of(ListReader(items[i], i, what, "a review")));
+      reviews.push_back(std::move(review));
+    }
+    return reviews;
   }
-  Expected<std::string> pr_diff(long long) override {
-    return error_of(kBadRequest, "gh pr diff: not built");
+
+  Expected<std::string> pr_diff(long long number) override {
+    if (number <= 0)
+      return error_of(kBadRequest,
+                      "gh pr diff: not a pull request number: " + std::to_string(number));
+    const std::string n = std::to_string(number);
+    const std::string what = "gh pr diff " + n;
+    DG_TRY(auto r, run({"pr", "diff", n}, what));
+    if (r.exit_code != 0) return error_of(kFailed, what + " failed: " + refusal(r));
+    // The runner keeps the tail of a longer answer, and a diff without its
+    // start is no diff.
+    if (r.output_truncated)
+      return error_of(kMalformed, what + " answered more than " +
+                                      std::to_string(CommandSpec().max_output_bytes >> 20) +
+                                      " MiB, which is cut short and not read");
+    return bounded_diff(std::move(r.out));
   }
-  Expected<std::string> failed_job_log(const std::string&) override {
-    return error_of(kBadRequest, "gh run view: not built");
+
+  Expected<std::string> failed_job_log(const std::string& check_link) override {
+    auto job = actions_job_id(check_link);
+    if (!job)
+      return error_of(kBadRequest,
+                      "gh run view: not a GitHub Actions job link: " + one_line(check_link));
+    const std::string what = "gh run view --job " + *job;
+    DG_TRY(auto r, run({"run", "view", "--job", *job, "--log-failed"}, what));
+    if (r.exit_code != 0) return error_of(kFailed, what + " failed: " + refusal(r));
+    return bounded_log(std::move(r.out));
   }
-  Status ensure_label(const std::string&, const std::string&, const std::string&) override {
-    return error_of(kBadRequest, "gh label create: not built");
+
+  Status ensure_label(const std::string& name, const std::string& color,
+                      const std::string& description) override {
+    if (name.empty()) return error_of(kBadRequest, "gh label create needs a label name");
+    for (const auto* value : {&name, &color, &description})
+      if (has_leading_dash(*value) || has_newline(*value))
+        return error_of(kBadRequest,
+                        "gh label create: not a value gh reads as one: " + one_line(*value));
+    const std::string what = "gh label create " + name;
+    DG_TRY(auto r,
+           run({"label", "create", name, "--color", color, "--description", description, "--force"},
+               what));
+    if (r.exit_code != 0) return error_of(kFailed, what + " failed: " + refusal(r));
+    return {};
   }
-  Expected<long long> create_issue(const NewIssue&) override {
-    return error_of(kBadRequest, "gh issue create: not built");
+
+  Expected<long long> create_issue(const NewIssue& issue) override {
+    if (issue.title.empty() || issue.body_file.empty())
+      return error_of(kBadRequest, "gh issue create needs a title and a body file");
+    if (has_leading_dash(issue.title) || has_newline(issue.title))
+      return error_of(kBadRequest,
+                      "gh issue create: not a title gh reads as one: " + one_line(issue.title));
+    if (has_leading_dash(issue.body_file))
+      return error_of(kBadRequest, "gh issue create: not a body file gh reads as one: " +
+                                       one_line(issue.body_file));
+    std::vector<std::string> args = {"issue",     "create",      "--title",
+                                     issue.title, "--body-file", issue.body_file};
+    for (const std::string& label : issue.labels) {
+      if (misread_label(label))
+        return error_of(kBadRequest,
+                        "gh issue create: not a label gh reads as one: " + one_line(label));
+      args.insert(args.end(), {"--label", label});
+    }
+    const std::string what = "gh issue create";
+    DG_TRY(auto r, run(std::move(args), what));
+    if (r.exit_code != 0) return error_of(kFailed, what + " failed: " + refusal(r));
+    auto number = issue_number_of(r.out);
+    if (!number)
+      return error_of(kMalformed, what + " answered no issue URL as its last line: " +
+                                      one_line(last_line(r.out)));
+    return *number;
   }
-  Expected<std::vector<issues::Issue>> list_labeled_issues(const std::string&) override {
-    return error_of(kBadRequest, "gh issue list --label: not built");
+
+  Expected<std::vector<issues::Issue>> list_labeled_issues(const std::string& label) override {
+    if (misread_label(label))
+      return error_of(kBadRequest,
+                      "gh issue list: not a label gh reads as one: " + one_line(label));
+    const std::string what = "gh issue list --state all --label " + label;
+    DG_TRY(auto items, list({"issue", "list", "--state", "all", "--label", label, "--limit", "1000",
+                             "--json", "number,title,body,labels,state,createdAt,updatedAt"},
+                            what));
+    std::vector<issues::Issue> labeled;
+    for (size_t i = 0; i < items.size(); ++i) {
+      DG_TRY(auto issue, issue_of(ListReader(items[i], i, what, "an issue")));
+      if (has_label(issue, label)) labeled.push_back(std::move(issue));
+    }
+    return labeled;
   }
 
  private:
@@ -354,6 +524,54 @@ class RealGh final : public Gh {
 };
 
 }  // namespace
+
+std::optional<std::string> actions_job_id(std::string_view link) {
+  constexpr std::string_view prefix = "https://github.com/";
+  if (link.substr(0, prefix.size()) != prefix) return std::nullopt;
+  std::string_view path = link.substr(prefix.size());
+  path = path.substr(0, path.find_first_of("?#"));
+  // owner / repo / actions / runs / <run> / job / <id>
+  std::vector<std::string_view> parts;
+  while (true) {
+    size_t slash = path.find('/');
+    parts.push_back(path.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  auto is_id = [](std::string_view s) {
+    return !s.empty() && s.size() <= 19 && s[0] != '0' &&
+           s.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  if (parts.size() != 7 || parts[0].empty() || parts[1].empty() || parts[2] != "actions" ||
+      parts[3] != "runs" || !is_id(parts[4]) || parts[5] != "job" || !is_id(parts[6]))
+    return std::nullopt;
+  return std::string(parts[6]);
+}
+
+namespace {
+bool continues_utf8(char c) {
+  return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
+}
+}  // namespace
+
+std::string bounded_diff(std::string diff) {
+  if (diff.size() <= kMaxTextBytes) return diff;
+  size_t keep = kMaxTextBytes;
+  // diff[keep] is the first byte dropped: when it continues a character,
+  // that character goes too (a UTF-8 character is at most four bytes).
+  for (int i = 0; i < 3 && keep > 0 && continues_utf8(diff[keep]); ++i) --keep;
+  diff.resize(keep);
+  if (!diff.empty() && diff.back() != '\n') diff.push_back('\n');
+  diff += "[diff cut at " + std::to_string(keep) + " bytes]\n";
+  return diff;
+}
+
+std::string bounded_log(std::string log) {
+  if (log.size() <= kMaxTextBytes) return log;
+  size_t start = log.size() - kMaxTextBytes;
+  for (int i = 0; i < 3 && start < log.size() && continues_utf8(log[start]); ++i) ++start;
+  return log.substr(start);
+}
 
 std::unique_ptr<Gh> make_gh(CommandRunner& runner, std::string dir, std::string program) {
   return std::make_unique<RealGh>(runner, std::move(dir), std::move(program));

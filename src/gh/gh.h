@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gh/pr_status.h"
@@ -146,33 +147,42 @@ class Gh {
 
   // `gh pr list --state merged --limit 200 --json
   // number,title,url,headRefName,baseRefName,mergeCommit,mergedAt`: the
-  // merged pull requests, newest first, at most 200.
+  // merged pull requests, newest first, at most 200. One without a merge
+  // commit (mergeCommit null or without an "oid") or without mergedAt is
+  // kMalformed.
   virtual Expected<std::vector<MergedPr>> list_merged_prs() = 0;
 
   // `gh pr view <number> --json number,reviews`: its reviews, oldest
-  // first; an answer about another pull request is kMalformed.
+  // first (gh's order); an answer about another pull request, or a review
+  // whose state is none of Review's, is kMalformed.
   virtual Expected<std::vector<Review>> pr_reviews(long long number) = 0;
 
   // `gh pr diff <number>`: the pull request's diff, at most kMaxTextBytes
-  // (a longer one is cut, with a last line saying so).
+  // (a longer one is cut, with a last line saying so: bounded_diff). An
+  // answer past the runner's 16 MiB, whose start is lost, is kMalformed.
   virtual Expected<std::string> pr_diff(long long number) = 0;
 
   // `gh run view --job <id> --log-failed`, where <id> comes from a check's
-  // link (.../actions/runs/<run>/job/<id>): the failed steps' log, its
-  // last kMaxTextBytes. A link that names no Actions job is kBadRequest,
-  // and gh is not run.
+  // link (.../actions/runs/<run>/job/<id>, read by actions_job_id): the
+  // failed steps' log, its last kMaxTextBytes (bounded_log). A link that
+  // names no Actions job is kBadRequest, and gh is not run.
   virtual Expected<std::string> failed_job_log(const std::string& check_link) = 0;
 
   // `gh label create <name> --color <color> --description <d> --force`:
-  // the label exists afterwards (created or updated). A name, color or
-  // description that gh would read as a flag, or holding a newline, is
-  // kBadRequest.
+  // the label exists afterwards (created or updated). An empty name, or a
+  // name, color or description that gh would read as a flag (a leading
+  // '-') or holding a newline, is kBadRequest, and gh is not run.
   virtual Status ensure_label(const std::string& name, const std::string& color,
                               const std::string& description) = 0;
 
   // `gh issue create --title T --body-file F --label L...`: the new
-  // issue's number, read from the URL gh prints. Not idempotent: a caller
-  // looks first (list_labeled_issues) and again after a failure.
+  // issue's number, read from the URL gh prints as its last line of stdout
+  // (`https://.../issues/<number>`; anything else is kMalformed). Not
+  // idempotent: a caller looks first (list_labeled_issues) and again after
+  // a failure. An empty title or body file, a title or body file starting
+  // with '-' (gh reads a body file "-" from stdin), a title holding a
+  // newline, or a label list_open_issues would refuse, is kBadRequest, and
+  // gh is not run.
   virtual Expected<long long> create_issue(const NewIssue& issue) = 0;
 
   // `gh issue list --state all --label L --limit 1000 --json
@@ -182,6 +192,23 @@ class Gh {
   // list_open_issues.
   virtual Expected<std::vector<issues::Issue>> list_labeled_issues(const std::string& label) = 0;
 };
+
+// The pure parts of reading bounded answers and check links, which the real
+// gh and the in-memory fake share.
+//
+// actions_job_id: the job id of a GitHub Actions job link,
+// `https://github.com/<owner>/<repo>/actions/runs/<run>/job/<id>`,
+// optionally followed by `?...` or `#...` (run and id are decimal numbers
+// without a leading zero); nullopt for anything else.
+std::optional<std::string> actions_job_id(std::string_view link);
+// bounded_diff: a diff of at most kMaxTextBytes as it is; a longer one's
+// first kMaxTextBytes (fewer when that would split a UTF-8 character), a
+// newline unless those end in one, and a last line `[diff cut at N bytes]`
+// where N is how many bytes were kept.
+std::string bounded_diff(std::string diff);
+// bounded_log: a log's last kMaxTextBytes (fewer when that would split a
+// UTF-8 character), or all of a shorter one.
+std::string bounded_log(std::string log);
 
 // The real thing: runs `program` (found through PATH when it has no slash)
 // in `dir` through `runner`, which must outlive the returned object.

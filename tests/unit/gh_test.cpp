@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <deque>
+#include <tuple>
 
 #include "support/fake_gh.h"
 #include "support/test_util.h"
@@ -127,7 +128,7 @@ TEST(Gh, FindPrRefusesABranchThatWouldReadAsAFlag) {
 
 TEST(Gh, GhThatCannotStartIsNotInstalledForEveryCall) {
   Fixture f;
-  for (int i = 0; i < 5; ++i)
+  for (int i = 0; i < 13; ++i)
     f.runner.answers.push_back(fail("cannot run gh: No such file or directory"));
   auto found = f.gh->find_pr("develop/b1");
   auto created = f.gh->create_pr({"main", "develop/b1", "t", "/b.md"});
@@ -143,6 +144,25 @@ TEST(Gh, GhThatCannotStartIsNotInstalledForEveryCall) {
        {&found.error(), &created.error(), &merged.error(), &issues.error(), &prs.error()}) {
     EXPECT_EQ(e->kind, kNotInstalled);
     EXPECT_NE(e->message.find("No such file or directory"), std::string::npos) << e->message;
+  }
+  std::vector<Error> errors;
+  auto keep = [&](const auto& result) {
+    ASSERT_FALSE(result.ok());
+    errors.push_back(result.error());
+  };
+  keep(f.gh->pr_status(3));
+  keep(f.gh->list_merged_prs());
+  keep(f.gh->pr_reviews(3));
+  keep(f.gh->pr_diff(3));
+  keep(f.gh->failed_job_log("https://github.com/o/r/actions/runs/1/job/2"));
+  keep(f.gh->ensure_label("audit", "ffffff", "d"));
+  keep(f.gh->create_issue({"t", "/b.md", {"audit"}}));
+  keep(f.gh->list_labeled_issues("audit"));
+  ASSERT_EQ(errors.size(), 8u);
+  EXPECT_EQ(f.runner.answers.size(), 0u) << "every call ran gh";
+  for (const Error& e : errors) {
+    EXPECT_EQ(e.kind, kNotInstalled) << e.message;
+    EXPECT_NE(e.message.find("No such file or directory"), std::string::npos) << e.message;
   }
 }
 
@@ -317,10 +337,20 @@ TEST(Gh, NoCallRunsAShellApiJqOrATemplate) {
   (void)f.gh->list_open_issues("bug");
   (void)f.gh->list_open_prs();
   (void)f.gh->pr_status(3);
-  ASSERT_EQ(f.runner.specs.size(), 7u);
+  (void)f.gh->list_merged_prs();
+  (void)f.gh->pr_reviews(3);
+  (void)f.gh->pr_diff(3);
+  (void)f.gh->failed_job_log("https://github.com/o/r/actions/runs/1/job/2");
+  (void)f.gh->ensure_label("audit", "ffffff", "d");
+  (void)f.gh->create_issue({"t", "/b.md", {"audit"}});
+  (void)f.gh->list_labeled_issues("audit");
+  ASSERT_EQ(f.runner.specs.size(), 14u);
   for (const auto& s : f.runner.specs) {
     EXPECT_EQ(s.argv[0], "gh");
-    EXPECT_TRUE(s.argv[1] == "pr" || s.argv[1] == "issue") << s.argv[1];
+    EXPECT_TRUE(s.argv[1] == "pr" || s.argv[1] == "issue" || s.argv[1] == "label" ||
+                s.argv[1] == "run")
+        << s.argv[1];
+    EXPECT_EQ(s.env.at("GH_PROMPT_DISABLED"), "1");
     for (const auto& a : s.argv) {
       EXPECT_NE(a, "--jq");
       EXPECT_NE(a, "-q");
@@ -586,6 +616,484 @@ TEST(Gh, ListOpenPrsFailureQuotesGhsLastStderrLine) {
   EXPECT_EQ(prs.error().message,
             "gh pr list failed: HTTP 401: Bad credentials (https://api.github.com/graphql)");
   EXPECT_EQ(f.runner.specs.size(), 1u);
+}
+
+// ---------------------------------------------------------------------------
+// Merged pull requests, reviews, diffs, job logs, labels and created issues
+
+Json gh_merged_pr(long long number, const std::string& sha) {
+  return Json{{"baseRefName", "main"},
+              {"headRefName", "develop/b" + std::to_string(number)},
+              {"mergeCommit", {{"oid", sha}}},
+              {"mergedAt", "2026-11-04T12:00:00Z"},
+              {"number", number},
+              {"title", "feat(b" + std::to_string(number) + "): \"quoted\""},
+              {"url", "https://github.com/o/r/pull/" + std::to_string(number)}};
+}
+
+TEST(Gh, ListMergedPrsRunsPrListMergedAndReadsEachPullRequest) {
+  Fixture f;
+  f.runner.exits(0, dump_py(Json::array({gh_merged_pr(9, std::string(40, 'b')),
+                                         gh_merged_pr(4, std::string(40, 'c'))})) +
+                        "\n");
+  auto prs = f.gh->list_merged_prs();
+  ASSERT_TRUE(prs.ok()) << prs.error().message;
+  ASSERT_EQ(f.runner.specs.size(), 1u);
+  EXPECT_EQ(f.runner.specs[0].argv,
+            (Argv{"gh", "pr", "list", "--state", "merged", "--limit", "200", "--json",
+                  "number,title,url,headRefName,baseRefName,mergeCommit,mergedAt"}));
+  EXPECT_EQ(f.runner.specs[0].cwd, "/repo/worktree");
+  EXPECT_EQ(f.runner.specs[0].timeout, std::chrono::minutes(5));
+  ASSERT_EQ(prs->size(), 2u);
+  const MergedPr& a = (*prs)[0];
+  EXPECT_EQ(a.number, 9);
+  EXPECT_EQ(a.title, "feat(b9): \"quoted\"");
+  EXPECT_EQ(a.url, "https://github.com/o/r/pull/9");
+  EXPECT_EQ(a.head, "develop/b9");
+  EXPECT_EQ(a.base, "main");
+  EXPECT_EQ(a.merge_commit, std::string(40, 'b'));
+  EXPECT_EQ(a.merged_at, "2026-11-04T12:00:00Z");
+  EXPECT_EQ((*prs)[1].number, 4);
+  EXPECT_EQ((*prs)[1].merge_commit, std::string(40, 'c'));
+}
+
+TEST(Gh, ListMergedPrsMalformedAnswerIsAnErrorAndNeverAPartialList) {
+  const Json good = gh_merged_pr(1, "abc");
+  auto with = [&](const char* key, Json value) {
+    Json j = good;
+    j[key] = std::move(value);
+    return dump_py(Json::array({good, j}));
+  };
+  auto without = [&](const char* key) {
+    Json j = good;
+    j.erase(key);
+    return dump_py(Json::array({good, j}));
+  };
+  for (std::string answer : {std::string(""),
+                             std::string("{}"),
+                             dump_py(good),
+                             std::string("[7]"),
+                             without("number"),
+                             with("number", 0),
+                             without("title"),
+                             with("title", nullptr),
+                             without("url"),
+                             with("url", ""),
+                             without("headRefName"),
+                             with("headRefName", ""),
+                             without("baseRefName"),
+                             with("baseRefName", 3),
+                             without("mergeCommit"),
+                             with("mergeCommit", nullptr),
+                             with("mergeCommit", "abc"),
+                             with("mergeCommit", Json::object()),
+                             with("mergeCommit", {{"oid", ""}}),
+                             with("mergeCommit", {{"oid", 5}}),
+                             without("mergedAt"),
+                             with("mergedAt", ""),
+                             with("mergedAt", nullptr)}) {
+    Fixture f;
+    f.runner.exits(0, answer);
+    auto prs = f.gh->list_merged_prs();
+    ASSERT_FALSE(prs.ok()) << answer;
+    EXPECT_EQ(prs.error().kind, kMalformed) << answer;
+    EXPECT_EQ(prs.error().message.rfind("gh pr list --state merged", 0), 0u) << prs.error().message;
+    EXPECT_EQ(prs.error().message.find('\n'), std::string::npos) << prs.error().message;
+  }
+}
+
+TEST(Gh, ListMergedPrsMalformedMessageNamesTheElementAndTheField) {
+  Fixture f;
+  Json bad = gh_merged_pr(2, "abc");
+  bad["mergeCommit"] = nullptr;
+  f.runner.exits(0, dump_py(Json::array({gh_merged_pr(3, "def"), bad})));
+  auto prs = f.gh->list_merged_prs();
+  ASSERT_FALSE(prs.ok());
+  EXPECT_EQ(prs.error().message,
+            "gh pr list --state merged answered a merged pull request (element 1) whose "
+            "\"mergeCommit\" is not an object with an \"oid\": null");
+}
+
+TEST(Gh, ListMergedPrsFailureQuotesGhsLastStderrLine) {
+  Fixture f;
+  f.runner.exits(1, "", "HTTP 502: Bad Gateway\nerror connecting to api.github.com\n");
+  auto prs = f.gh->list_merged_prs();
+  ASSERT_FALSE(prs.ok());
+  EXPECT_EQ(prs.error().kind, kFailed);
+  EXPECT_EQ(prs.error().message,
+            "gh pr list --state merged failed: error connecting to api.github.com");
+}
+
+// A review as gh writes it in `gh pr view --json reviews`.
+Json gh_review(Json author, const std::string& state, const std::string& body) {
+  return Json{{"id", "PRR_kwDO"},
+              {"author", std::move(author)},
+              {"authorAssociation", "MEMBER"},
+              {"body", body},
+              {"submittedAt", "2026-11-04T10:00:00Z"},
+              {"includesCreatedEdit", false},
+              {"reactionGroups", Json::array()},
+              {"state", state},
+              {"commit", {{"oid", std::string(40, 'a')}}}};
+}
+
+TEST(Gh, PrReviewsRunsPrViewForReviewsAndReadsThemInGhsOrder) {
+  Fixture f;
+  Json answer = {{"number", 7},
+                 {"reviews", Json::array({gh_review({{"login", "ann"}}, "CHANGES_REQUESTED",
+                                                    "Please \"fix\" the $(tests)\n\\n"),
+                                          gh_review(nullptr, "COMMENTED", ""),
+                                          gh_review({{"login", "bob"}}, "APPROVED", "ok")})}};
+  f.runner.exits(0, dump_py(answer) + "\n");
+  auto reviews = f.gh->pr_reviews(7);
+  ASSERT_TRUE(reviews.ok()) << reviews.error().message;
+  ASSERT_EQ(f.runner.specs.size(), 1u);
+  EXPECT_EQ(f.runner.specs[0].argv, (Argv{"gh", "pr", "view", "7", "--json", "number,reviews"}));
+  EXPECT_EQ(f.runner.specs[0].cwd, "/repo/worktree");
+  ASSERT_EQ(reviews->size(), 3u);
+  EXPECT_EQ((*reviews)[0].author, "ann");
+  EXPECT_EQ((*reviews)[0].state, "CHANGES_REQUESTED");
+  EXPECT_EQ((*reviews)[0].body, "Please \"fix\" the $(tests)\n\\n");
+  EXPECT_EQ((*reviews)[1].author, "") << "a deleted account is a null author";
+  EXPECT_EQ((*reviews)[1].state, "COMMENTED");
+  EXPECT_EQ((*reviews)[2].author, "bob");
+  EXPECT_EQ((*reviews)[2].body, "ok");
+
+  f.runner.exits(0, R"({"number": 7, "reviews": []})");
+  auto none = f.gh->pr_reviews(7);
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_TRUE(none->empty());
+}
+
+TEST(Gh, PrReviewsMalformedAnswerIsAnError) {
+  const Json good = gh_review({{"login", "ann"}}, "APPROVED", "ok");
+  auto with = [&](const char* key, Json value) {
+    Json j = good;
+    j[key] = std::move(value);
+    return dump_py(Json{{"number", 7}, {"reviews", Json::array({good, j})}});
+  };
+  auto without = [&](const char* key) {
+    Json j = good;
+    j.erase(key);
+    return dump_py(Json{{"number", 7}, {"reviews", Json::array({good, j})}});
+  };
+  for (std::string answer :
+       {std::string(""), std::string("[]"), std::string(R"({"reviews": []})"),
+        std::string(R"({"number": "7", "reviews": []})"), std::string(R"({"number": 7})"),
+        std::string(R"({"number": 7, "reviews": {}})"),
+        std::string(R"({"number": 7, "reviews": [1]})"), without("author"), with("author", "ann"),
+        with("author", Json::object()), with("author", {{"login", 3}}), without("state"),
+        with("state", "LGTM"), with("state", nullptr), without("body"), with("body", nullptr)}) {
+    Fixture f;
+    f.runner.exits(0, answer);
+    auto reviews = f.gh->pr_reviews(7);
+    ASSERT_FALSE(reviews.ok()) << answer;
+    EXPECT_EQ(reviews.error().kind, kMalformed) << answer;
+    EXPECT_EQ(reviews.error().message.rfind("gh pr view 7 --json reviews", 0), 0u)
+        << reviews.error().message;
+    EXPECT_EQ(reviews.error().message.find('\n'), std::string::npos) << reviews.error().message;
+  }
+}
+
+TEST(Gh, PrReviewsAboutAnotherPullRequestRefusedOrNotAPullRequestAreErrors) {
+  Fixture f;
+  f.runner.exits(0, R"({"number": 8, "reviews": []})");
+  auto other = f.gh->pr_reviews(7);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().kind, kMalformed);
+  EXPECT_EQ(other.error().message, "gh pr view 7 --json reviews answered about #8");
+  f.runner.exits(1, "", "GraphQL: Could not resolve to a PullRequest with the number of 9.\n");
+  auto refused = f.gh->pr_reviews(9);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, kFailed);
+  EXPECT_EQ(refused.error().message,
+            "gh pr view 9 --json reviews failed: GraphQL: Could not resolve to a PullRequest "
+            "with the number of 9.");
+  size_t before = f.runner.specs.size();
+  for (long long n : {0LL, -2LL}) {
+    auto bad = f.gh->pr_reviews(n);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().kind, kBadRequest);
+  }
+  EXPECT_EQ(f.runner.specs.size(), before) << "gh is not run for a number that is no PR";
+}
+
+TEST(Gh, PrDiffRunsPrDiffAndAnswersWhatGhPrints) {
+  Fixture f;
+  const std::string diff =
+      "diff --git a/x b/x\nindex 1..2 100644\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new \"$(x)\"\n";
+  f.runner.exits(0, diff);
+  auto got = f.gh->pr_diff(12);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_EQ(*got, diff);
+  ASSERT_EQ(f.runner.specs.size(), 1u);
+  EXPECT_EQ(f.runner.specs[0].argv, (Argv{"gh", "pr", "diff", "12"}));
+  EXPECT_EQ(f.runner.specs[0].cwd, "/repo/worktree");
+  EXPECT_EQ(f.runner.specs[0].timeout, std::chrono::minutes(5));
+}
+
+TEST(Gh, PrDiffLongerThanTheBoundIsCutWithALastLineSayingSo) {
+  Fixture f;
+  std::string line = "+" + std::string(99, 'x') + "\n";  // 100 bytes
+  std::string diff;
+  while (diff.size() <= kMaxTextBytes) diff += line;
+  f.runner.exits(0, diff);
+  auto got = f.gh->pr_diff(3);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  const std::string mark = "[diff cut at " + std::to_string(kMaxTextBytes) + " bytes]\n";
+  ASSERT_EQ(got->size(), kMaxTextBytes + 1 + mark.size()) << "cut mid-line: a newline, the mark";
+  EXPECT_EQ(got->substr(0, kMaxTextBytes), diff.substr(0, kMaxTextBytes));
+  EXPECT_EQ(got->substr(kMaxTextBytes), "\n" + mark);
+
+  // Exactly the bound: kept whole.
+  std::string exact(kMaxTextBytes - 1, 'y');
+  exact += "\n";
+  f.runner.exits(0, exact);
+  EXPECT_EQ(*f.gh->pr_diff(3), exact);
+
+  // A cut that would split a character keeps the character out.
+  std::string wide(kMaxTextBytes - 1, 'z');
+  wide += "\xc3\xa9\n";  // é straddles the bound
+  EXPECT_EQ(bounded_diff(wide), std::string(kMaxTextBytes - 1, 'z') + "\n[diff cut at " +
+                                    std::to_string(kMaxTextBytes - 1) + " bytes]\n");
+}
+
+TEST(Gh, PrDiffRefusedTooLongOrNotAPullRequestAreErrors) {
+  Fixture f;
+  f.runner.exits(1, "",
+                 "could not find pull request diff: HTTP 406: Sorry, the diff exceeded "
+                 "the maximum number of lines (20000)\n");
+  auto refused = f.gh->pr_diff(4);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, kFailed);
+  EXPECT_EQ(refused.error().message,
+            "gh pr diff 4 failed: could not find pull request diff: HTTP 406: Sorry, the diff "
+            "exceeded the maximum number of lines (20000)");
+  f.runner.answers.push_back(CommandResult{0, 0, false, true, "+tail only\n", ""});
+  auto cut = f.gh->pr_diff(4);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.error().kind, kMalformed);
+  EXPECT_NE(cut.error().message.find("more than 16 MiB"), std::string::npos) << cut.error().message;
+  size_t before = f.runner.specs.size();
+  auto bad = f.gh->pr_diff(0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind, kBadRequest);
+  EXPECT_EQ(f.runner.specs.size(), before);
+}
+
+TEST(Gh, FailedJobLogRunsRunViewForTheJobOfTheLink) {
+  Fixture f;
+  for (const char* link : {"https://github.com/o/r/actions/runs/111/job/222",
+                           "https://github.com/o/r/actions/runs/111/job/222?pr=7",
+                           "https://github.com/o/r/actions/runs/111/job/222#step:4:12"}) {
+    f.runner.exits(0, "test\tRun tests\t2026-11-04T10:00:00Z FAIL: x_test\n");
+    auto log = f.gh->failed_job_log(link);
+    ASSERT_TRUE(log.ok()) << link << ": " << log.error().message;
+    EXPECT_EQ(*log, "test\tRun tests\t2026-11-04T10:00:00Z FAIL: x_test\n");
+    EXPECT_EQ(f.runner.specs.back().argv,
+              (Argv{"gh", "run", "view", "--job", "222", "--log-failed"}))
+        << link;
+    EXPECT_EQ(f.runner.specs.back().cwd, "/repo/worktree");
+  }
+  EXPECT_EQ(actions_job_id("https://github.com/acme/widgets/actions/runs/9/job/12345678901"),
+            std::optional<std::string>("12345678901"));
+}
+
+TEST(Gh, FailedJobLogKeepsTheLogsLastBytes) {
+  Fixture f;
+  std::string log = "first line\n" + std::string(kMaxTextBytes, 'e') + "\nlast line\n";
+  f.runner.exits(0, log);
+  auto got = f.gh->failed_job_log("https://github.com/o/r/actions/runs/1/job/2");
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  ASSERT_EQ(got->size(), kMaxTextBytes);
+  EXPECT_EQ(*got, log.substr(log.size() - kMaxTextBytes));
+  EXPECT_EQ(got->substr(got->size() - 11), "\nlast line\n");
+  // The tail does not start inside a character.
+  std::string wide = "\xc3\xa9" + std::string(kMaxTextBytes - 1, 'w');
+  EXPECT_EQ(bounded_log(wide), std::string(kMaxTextBytes - 1, 'w'));
+  EXPECT_EQ(bounded_log("short\n"), "short\n");
+}
+
+TEST(Gh, FailedJobLogRefusesALinkThatNamesNoActionsJobWithoutRunningGh) {
+  Fixture f;
+  for (std::string link :
+       {"", "https://github.com/o/r/actions/runs/1", "https://github.com/o/r/actions/runs/1/job/",
+        "https://github.com/o/r/actions/runs/1/job/x2",
+        "https://github.com/o/r/actions/runs/1/job/-2",
+        "https://github.com/o/r/actions/runs/x/job/2", "https://github.com//r/actions/runs/1/job/2",
+        "https://github.com/o/r/actions/runs/1/job/2/", "https://github.com/o/r/pull/3/checks",
+        "https://ci.invalid/o/r/actions/runs/1/job/2", "http://github.com/o/r/actions/runs/1/job/2",
+        "https://github.com/o/r/actions/runs/1/job/02",
+        "--log https://github.com/o/r/actions/runs/1/job/2",
+        "https://github.com/o/r/x/actions/runs/1/job/2"}) {
+    auto log = f.gh->failed_job_log(link);
+    ASSERT_FALSE(log.ok()) << link;
+    EXPECT_EQ(log.error().kind, kBadRequest) << link;
+    EXPECT_EQ(log.error().message.find('\n'), std::string::npos) << log.error().message;
+  }
+  EXPECT_TRUE(f.runner.specs.empty());
+}
+
+TEST(Gh, FailedJobLogRefusalQuotesGhsLastStderrLine) {
+  Fixture f;
+  f.runner.exits(1, "",
+                 "failed to get job: HTTP 404: Not Found "
+                 "(https://api.github.com/repos/o/r/actions/jobs/2)\n");
+  auto log = f.gh->failed_job_log("https://github.com/o/r/actions/runs/1/job/2");
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(log.error().kind, kFailed);
+  EXPECT_EQ(log.error().message,
+            "gh run view --job 2 failed: failed to get job: HTTP 404: Not Found "
+            "(https://api.github.com/repos/o/r/actions/jobs/2)");
+}
+
+TEST(Gh, EnsureLabelRunsLabelCreateWithForce) {
+  Fixture f;
+  auto st = f.gh->ensure_label("devgraph: audit", "d73a4a", "Findings of devgraph's \"audit\"");
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  ASSERT_EQ(f.runner.specs.size(), 1u);
+  EXPECT_EQ(f.runner.specs[0].argv,
+            (Argv{"gh", "label", "create", "devgraph: audit", "--color", "d73a4a", "--description",
+                  "Findings of devgraph's \"audit\"", "--force"}));
+  EXPECT_EQ(f.runner.specs[0].cwd, "/repo/worktree");
+  f.runner.exits(1, "", "HTTP 422: Validation Failed (https://api.github.com/repos/o/r/labels)\n");
+  auto refused = f.gh->ensure_label("x", "nothex", "");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, kFailed);
+  EXPECT_EQ(refused.error().message,
+            "gh label create x failed: HTTP 422: Validation Failed "
+            "(https://api.github.com/repos/o/r/labels)");
+}
+
+TEST(Gh, EnsureLabelRefusesWhatGhWouldReadAsAFlagWithoutRunningGh) {
+  Fixture f;
+  for (const auto& [name, color, description] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"", "ffffff", "d"},
+           {"--force", "ffffff", "d"},
+           {"a", "-c", "d"},
+           {"a", "ffffff", "-d"},
+           {"two\nlines", "ffffff", "d"},
+           {"a", "ffffff", "two\nlines"}}) {
+    auto st = f.gh->ensure_label(name, color, description);
+    ASSERT_FALSE(st.ok()) << name << " " << color << " " << description;
+    EXPECT_EQ(st.error().kind, kBadRequest);
+    EXPECT_EQ(st.error().message.find('\n'), std::string::npos) << st.error().message;
+  }
+  EXPECT_TRUE(f.runner.specs.empty());
+}
+
+TEST(Gh, CreateIssueRunsIssueCreateAndReadsTheNumberFromTheUrl) {
+  Fixture f;
+  f.runner.exits(0, "https://github.com/o/r/issues/123\n", "\nCreating issue in o/r\n\n");
+  auto n = f.gh->create_issue(
+      {"audit: a \"finding\" $(x)", "/runs/r1/finding.md", {"devgraph: audit", "P1"}});
+  ASSERT_TRUE(n.ok()) << n.error().message;
+  EXPECT_EQ(*n, 123);
+  ASSERT_EQ(f.runner.specs.size(), 1u);
+  EXPECT_EQ(f.runner.specs[0].argv,
+            (Argv{"gh", "issue", "create", "--title", "audit: a \"finding\" $(x)", "--body-file",
+                  "/runs/r1/finding.md", "--label", "devgraph: audit", "--label", "P1"}));
+  EXPECT_EQ(f.runner.specs[0].cwd, "/repo/worktree");
+  EXPECT_EQ(f.runner.specs[0].timeout, std::chrono::minutes(5));
+  f.runner.exits(0, "https://github.invalid/owner/repo/issues/1001");
+  auto unlabelled = f.gh->create_issue({"t", "/b.md", {}});
+  ASSERT_TRUE(unlabelled.ok()) << unlabelled.error().message;
+  EXPECT_EQ(*unlabelled, 1001);
+  EXPECT_EQ(f.runner.specs[1].argv,
+            (Argv{"gh", "issue", "create", "--title", "t", "--body-file", "/b.md"}));
+}
+
+TEST(Gh, CreateIssueAnswerWithoutAnIssueUrlIsMalformed) {
+  for (std::string out :
+       {"", "\n", "created\n", "https://github.com/o/r/pull/5\n",
+        "https://github.com/o/r/issues/\n", "https://github.com/o/r/issues/abc\n",
+        "https://github.com/o/r/issues/0\n", "https://github.com/o/r/issues/12/\n",
+        "https://github.com/o/r/issues/12\nthanks\n", "issues/12\n",
+        "https://github.com/o/r/issues/99999999999999999999\n"}) {
+    Fixture f;
+    f.runner.exits(0, out);
+    auto n = f.gh->create_issue({"t", "/b.md", {}});
+    ASSERT_FALSE(n.ok()) << out;
+    EXPECT_EQ(n.error().kind, kMalformed) << out;
+    EXPECT_EQ(n.error().message.rfind("gh issue create answered", 0), 0u) << n.error().message;
+    EXPECT_EQ(n.error().message.find('\n'), std::string::npos) << n.error().message;
+  }
+}
+
+TEST(Gh, CreateIssueRefusalQuotesGhsLastStderrLine) {
+  Fixture f;
+  f.runner.exits(1, "", "\nCreating issue in o/r\n\ncould not add label: 'audit' not found\n");
+  auto n = f.gh->create_issue({"t", "/b.md", {"audit"}});
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.error().kind, kFailed);
+  EXPECT_EQ(n.error().message, "gh issue create failed: could not add label: 'audit' not found");
+}
+
+TEST(Gh, CreateIssueRefusesWhatGhWouldMisreadWithoutRunningGh) {
+  Fixture f;
+  for (const NewIssue& issue :
+       {NewIssue{"", "/b.md", {}}, NewIssue{"t", "", {}}, NewIssue{"--web", "/b.md", {}},
+        NewIssue{"two\nlines", "/b.md", {}}, NewIssue{"t", "-", {}},
+        NewIssue{"t", "/b.md", {"ok", ""}}, NewIssue{"t", "/b.md", {"-R"}},
+        NewIssue{"t", "/b.md", {"a,b"}}, NewIssue{"t", "/b.md", {"say \"hi\""}},
+        NewIssue{"t", "/b.md", {"two\nlines"}}}) {
+    auto n = f.gh->create_issue(issue);
+    ASSERT_FALSE(n.ok()) << issue.title;
+    EXPECT_EQ(n.error().kind, kBadRequest);
+    EXPECT_EQ(n.error().message.find('\n'), std::string::npos) << n.error().message;
+  }
+  EXPECT_TRUE(f.runner.specs.empty());
+}
+
+TEST(Gh, ListLabeledIssuesRunsIssueListForEveryStateAndKeepsThoseWithTheLabel) {
+  Fixture f;
+  Json answer = Json::array({gh_issue(9, "open one", "Part of #2\n", {"Audit", "P0"}),
+                             gh_issue(8, "closed one", "", {"audit"}, "CLOSED"),
+                             gh_issue(7, "other", "", {"bug"})});
+  f.runner.exits(0, dump_py(answer) + "\n");
+  auto issues = f.gh->list_labeled_issues("audit");
+  ASSERT_TRUE(issues.ok()) << issues.error().message;
+  ASSERT_EQ(f.runner.specs.size(), 1u);
+  EXPECT_EQ(f.runner.specs[0].argv,
+            (Argv{"gh", "issue", "list", "--state", "all", "--label", "audit", "--limit", "1000",
+                  "--json", "number,title,body,labels,state,createdAt,updatedAt"}));
+  EXPECT_EQ(f.runner.specs[0].cwd, "/repo/worktree");
+  ASSERT_EQ(issues->size(), 2u);
+  EXPECT_EQ((*issues)[0].number, 9);
+  EXPECT_EQ((*issues)[0].state, "open");
+  EXPECT_EQ((*issues)[0].parent, std::optional<long long>(2));
+  EXPECT_EQ((*issues)[0].priority, "P0");
+  EXPECT_EQ((*issues)[1].number, 8);
+  EXPECT_EQ((*issues)[1].state, "closed");
+}
+
+TEST(Gh, ListLabeledIssuesMalformedRefusedOrMisreadLabelAreErrors) {
+  Fixture f;
+  Json bad = gh_issue(2, "b", "", {"audit"});
+  bad.erase("createdAt");
+  f.runner.exits(0, dump_py(Json::array({gh_issue(1, "a", "", {"audit"}), bad})));
+  auto malformed = f.gh->list_labeled_issues("audit");
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_EQ(malformed.error().kind, kMalformed);
+  EXPECT_EQ(malformed.error().message,
+            "gh issue list --state all --label audit answered an issue (element 1) without "
+            "\"createdAt\"");
+  f.runner.exits(1, "", "HTTP 401: Bad credentials (https://api.github.com/graphql)\n");
+  auto refused = f.gh->list_labeled_issues("audit");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, kFailed);
+  EXPECT_EQ(refused.error().message,
+            "gh issue list --state all --label audit failed: HTTP 401: Bad credentials "
+            "(https://api.github.com/graphql)");
+  size_t before = f.runner.specs.size();
+  for (std::string label : {"", "--web", "a,b", "say \"hi\"", "two\nlines"}) {
+    auto issues = f.gh->list_labeled_issues(label);
+    ASSERT_FALSE(issues.ok()) << label;
+    EXPECT_EQ(issues.error().kind, kBadRequest);
+    EXPECT_EQ(issues.error().message.find('\n'), std::string::npos) << issues.error().message;
+  }
+  EXPECT_EQ(f.runner.specs.size(), before);
 }
 
 // The fake GitHub CLI of the e2e tests (tests/fixtures/bundle/fake-gh),
@@ -934,6 +1442,184 @@ TEST(FakeGh, ScriptedListFailuresComeBackOnceInOrder) {
   EXPECT_TRUE(gh.list_open_prs().ok());
   EXPECT_EQ(gh.count("list_open_issues"), 3u);
   EXPECT_EQ(gh.count("list_open_prs"), 2u);
+}
+
+TEST(FakeGh, ListsMergedPullRequestsNewestFirst) {
+  test::Scratch s;
+  test::write_text(s / "body.md", "x\n");
+  test::FakeGh gh;
+  ASSERT_TRUE(gh.create_pr({"main", "develop/b1", "feat(b1): t", s / "body.md"}).ok());
+  ASSERT_TRUE(gh.create_pr({"main", "develop/b2", "feat(b2): u", s / "body.md"}).ok());
+  ASSERT_TRUE(gh.create_pr({"main", "develop/b3", "feat(b3): v", s / "body.md"}).ok());
+  EXPECT_TRUE(gh.list_merged_prs()->empty());
+  gh.merged_prs.push_back(
+      {2, "older", "https://github.invalid/owner/repo/pull/2", "x", "main", "c0", "2026-01-01Z"});
+  ASSERT_TRUE(gh.merge(3, "c3", "2026-11-04T12:00:00Z"));
+  ASSERT_TRUE(gh.merge(1, "c1"));
+  EXPECT_FALSE(gh.merge(9, "c9"));
+  auto merged = gh.list_merged_prs();
+  ASSERT_TRUE(merged.ok());
+  ASSERT_EQ(merged->size(), 3u);
+  EXPECT_EQ((*merged)[0].number, 3);
+  EXPECT_EQ((*merged)[0].title, "feat(b3): v");
+  EXPECT_EQ((*merged)[0].head, "develop/b3");
+  EXPECT_EQ((*merged)[0].base, "main");
+  EXPECT_EQ((*merged)[0].url, "https://github.invalid/owner/repo/pull/3");
+  EXPECT_EQ((*merged)[0].merge_commit, "c3");
+  EXPECT_EQ((*merged)[0].merged_at, "2026-11-04T12:00:00Z");
+  EXPECT_EQ((*merged)[1].title, "older");
+  EXPECT_EQ((*merged)[2].merge_commit, "c1");
+  auto open = gh.list_open_prs();
+  ASSERT_EQ(open->size(), 1u) << "a merged pull request is no longer open";
+  EXPECT_EQ((*open)[0].number, 2);
+}
+
+TEST(FakeGh, AnswersTheReviewsDiffsAndJobLogsItHolds) {
+  test::Scratch s;
+  test::write_text(s / "body.md", "x\n");
+  test::FakeGh gh;
+  ASSERT_TRUE(gh.create_pr({"main", "develop/b1", "t", s / "body.md"}).ok());
+  gh.reviews[5] = {{"ann", "CHANGES_REQUESTED", "fix it"}, {"", "COMMENTED", ""}};
+  auto reviews = gh.pr_reviews(5);
+  ASSERT_TRUE(reviews.ok());
+  ASSERT_EQ(reviews->size(), 2u);
+  EXPECT_EQ((*reviews)[0].body, "fix it");
+  auto none = gh.pr_reviews(1);
+  ASSERT_TRUE(none.ok()) << "a pull request without reviews";
+  EXPECT_TRUE(none->empty());
+  auto unknown = gh.pr_reviews(9);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().kind, kFailed);
+  EXPECT_NE(unknown.error().message.find("Could not resolve"), std::string::npos);
+
+  gh.diffs[1] = "+a\n";
+  gh.diffs[2] = std::string(kMaxTextBytes + 10, 'd');
+  EXPECT_EQ(*gh.pr_diff(1), "+a\n");
+  auto cut = gh.pr_diff(2);
+  ASSERT_TRUE(cut.ok());
+  EXPECT_EQ(cut->substr(kMaxTextBytes),
+            "\n[diff cut at " + std::to_string(kMaxTextBytes) + " bytes]\n");
+  auto no_diff = gh.pr_diff(3);
+  ASSERT_FALSE(no_diff.ok());
+  EXPECT_EQ(no_diff.error().kind, kFailed);
+
+  gh.job_logs["https://github.com/o/r/actions/runs/1/job/2"] = "boom\n";
+  EXPECT_EQ(*gh.failed_job_log("https://github.com/o/r/actions/runs/1/job/2?pr=1"), "boom\n")
+      << "the same job, whatever follows its link";
+  auto other = gh.failed_job_log("https://github.com/o/r/actions/runs/1/job/3");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().kind, kFailed);
+  EXPECT_NE(other.error().message.find("HTTP 404"), std::string::npos);
+  auto bad = gh.failed_job_log("https://ci.invalid/1");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind, kBadRequest);
+  EXPECT_EQ(gh.calls, (Argv{"create_pr main develop/b1", "pr_reviews 5", "pr_reviews 1",
+                            "pr_reviews 9", "pr_diff 1", "pr_diff 2", "pr_diff 3",
+                            "failed_job_log https://github.com/o/r/actions/runs/1/job/2?pr=1",
+                            "failed_job_log https://github.com/o/r/actions/runs/1/job/3",
+                            "failed_job_log https://ci.invalid/1"}));
+  EXPECT_EQ(gh.count("pr_reviews"), 3u);
+  EXPECT_EQ(gh.count("failed_job_log"), 3u);
+}
+
+TEST(FakeGh, CreatesIssuesWithKnownLabelsAndListsThemByLabel) {
+  test::Scratch s;
+  test::write_text(s / "finding.md", "Part of #3\nA \"finding\".\n");
+  test::FakeGh gh;
+  gh.issues = {issue(7, {"audit"}, "closed"), issue(6, {"bug"})};
+  gh.last_issue_number = 40;
+  auto refused = gh.create_issue({"audit: x", s / "finding.md", {"audit"}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, kFailed);
+  EXPECT_EQ(refused.error().message,
+            "gh issue create failed: could not add label: 'audit' not found");
+  EXPECT_EQ(gh.issues.size(), 2u) << "a refused issue is not created";
+
+  ASSERT_TRUE(gh.ensure_label("audit", "d73a4a", "findings").ok());
+  ASSERT_TRUE(gh.ensure_label("Audit", "ffffff", "again").ok());
+  ASSERT_TRUE(gh.ensure_label("P1", "ffffff", "").ok());
+  EXPECT_EQ(gh.labels, (Argv{"audit", "P1"}));
+  auto first = gh.create_issue({"audit: x", s / "finding.md", {"audit", "P1"}});
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(*first, 41);
+  auto second = gh.create_issue({"audit: y", s / "finding.md", {"AUDIT"}});
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(*second, 42);
+  auto plain = gh.create_issue({"plain", s / "finding.md", {}});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(*plain, 43);
+  EXPECT_EQ(gh.last_issue_number, 43);
+
+  auto audit = gh.list_labeled_issues("audit");
+  ASSERT_TRUE(audit.ok());
+  ASSERT_EQ(audit->size(), 3u);
+  EXPECT_EQ((*audit)[0].number, 42);
+  EXPECT_EQ((*audit)[1].number, 41);
+  EXPECT_EQ((*audit)[1].title, "audit: x");
+  EXPECT_EQ((*audit)[1].body, "Part of #3\nA \"finding\".\n");
+  EXPECT_EQ((*audit)[1].state, "open");
+  EXPECT_EQ((*audit)[1].labels, (Argv{"audit", "P1"}));
+  EXPECT_EQ((*audit)[1].parent, std::optional<long long>(3));
+  EXPECT_EQ((*audit)[1].priority, "P1");
+  EXPECT_EQ((*audit)[1].created, gh.now);
+  EXPECT_EQ((*audit)[2].number, 7) << "closed ones too";
+  EXPECT_EQ(gh.list_open_issues(std::nullopt)->size(), 4u) << "created issues are open issues";
+
+  auto missing = gh.create_issue({"t", s / "missing.md", {}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind, kFailed);
+  for (const gh::NewIssue& bad :
+       {gh::NewIssue{"", s / "finding.md", {}}, gh::NewIssue{"--web", s / "finding.md", {}},
+        gh::NewIssue{"t", "-", {}}, gh::NewIssue{"t", s / "finding.md", {"a,b"}}}) {
+    auto n = gh.create_issue(bad);
+    ASSERT_FALSE(n.ok());
+    EXPECT_EQ(n.error().kind, kBadRequest);
+  }
+  EXPECT_FALSE(gh.ensure_label("--force", "ffffff", "").ok());
+  EXPECT_FALSE(gh.list_labeled_issues("").ok());
+  EXPECT_EQ(gh.last_issue_number, 43);
+  EXPECT_EQ(gh.count("create_issue"), 9u);
+  EXPECT_EQ(gh.calls[0], "create_issue audit: x");
+  EXPECT_EQ(gh.calls[1], "ensure_label audit");
+  EXPECT_EQ(gh.count("list_labeled_issues audit"), 1u);
+}
+
+TEST(FakeGh, ScriptedFailuresOfTheMonitoringAndAuditCallsComeBackOnce) {
+  test::Scratch s;
+  test::write_text(s / "body.md", "x\n");
+  test::FakeGh gh;
+  gh.labels = {"audit"};
+  gh.diffs[1] = "+a\n";
+  gh.reviews[1] = {};
+  gh.job_logs["https://github.com/o/r/actions/runs/1/job/2"] = "log";
+  const Error e{"gh failed: HTTP 502", 1, kFailed};
+  gh.merged_list_failures.push_back(e);
+  gh.review_failures.push_back(e);
+  gh.diff_failures.push_back(e);
+  gh.job_log_failures.push_back(e);
+  gh.label_failures.push_back(e);
+  gh.issue_create_failures.push_back(e);
+  gh.labeled_list_failures.push_back(e);
+  const std::string link = "https://github.com/o/r/actions/runs/1/job/2";
+  EXPECT_FALSE(gh.list_merged_prs().ok());
+  EXPECT_TRUE(gh.list_merged_prs().ok());
+  EXPECT_FALSE(gh.pr_reviews(1).ok());
+  EXPECT_TRUE(gh.pr_reviews(1).ok());
+  EXPECT_FALSE(gh.pr_diff(1).ok());
+  EXPECT_TRUE(gh.pr_diff(1).ok());
+  EXPECT_FALSE(gh.failed_job_log(link).ok());
+  EXPECT_TRUE(gh.failed_job_log(link).ok());
+  EXPECT_FALSE(gh.ensure_label("new", "ffffff", "").ok());
+  EXPECT_EQ(gh.labels, (Argv{"audit"})) << "a scripted failure creates nothing";
+  EXPECT_TRUE(gh.ensure_label("new", "ffffff", "").ok());
+  auto failed = gh.create_issue({"t", s / "body.md", {"audit"}});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().message, "gh failed: HTTP 502");
+  EXPECT_TRUE(gh.issues.empty());
+  EXPECT_EQ(*gh.create_issue({"t", s / "body.md", {"audit"}}), 1001);
+  EXPECT_FALSE(gh.list_labeled_issues("audit").ok());
+  EXPECT_EQ(gh.list_labeled_issues("audit")->size(), 1u);
+  EXPECT_EQ(gh.count(""), 14u);
 }
 
 }  // namespace
