@@ -77,6 +77,8 @@ std::string audit_key_dir(const std::string& run_dir, const std::string& key);
 // worktree absolute paths (worktree not the repo itself), diff_file empty
 // or an absolute path of a regular file, git_range empty or `A..B` in
 // revision characters (no option, space or shell syntax).
+// diff_file is best kept under RUN_DIR: personas are granted the run
+// directory (claude's --add-dir), not the rest of the machine.
 struct MergeAuditRequest {
   std::string key;
   long long pr = 0;  // 0 for local delivery

@@ -52,7 +52,7 @@ TEST(MergeAudit, KeysAreLowerCaseWordsThatCannotLeaveTheAuditDirectory) {
   EXPECT_EQ(audit_key_dir("/r", "pr-12"), "/r/audit/pr-12");
 }
 
-TEST(MergeAudit, AWellFormedRequestIsReadField) {
+TEST(MergeAudit, AWellFormedRequestIsReadAsWritten) {
   test::Scratch s;
   std::string diff = s / "pr.diff";
   test::write_text(diff, "diff --git a/x b/x\n");
