@@ -28,6 +28,8 @@ constexpr Verb kVerbs[] = {
     {"issue", "local issues: file, list, show and close them", verb_issue},
     {"run-bundle", "drive one bundle: plan, tasks, gates, pull request or ready branch",
      verb_run_bundle},
+    {"audit-merge", "audit one merged pull request for `devgraph run` (internal)",
+     verb_audit_merge},
     {"inbox", "list what waits for a person in this repository's runs", verb_inbox},
     {"answer", "answer what a bundle or task waits for, so its run can go on", verb_answer},
     {"demo", "build a sample repository and drive one bundle to a ready branch, offline",

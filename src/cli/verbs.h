@@ -49,6 +49,7 @@ int verb_guard(const VerbArgs& args);
 int verb_run(const VerbArgs& args);
 int verb_issue(const VerbArgs& args);
 int verb_run_bundle(const VerbArgs& args);
+int verb_audit_merge(const VerbArgs& args);
 int verb_demo(const VerbArgs& args);
 int verb_install(const VerbArgs& args);
 int verb_sim_agent(const VerbArgs& args);
