@@ -363,6 +363,19 @@ TEST_F(RunCli, MergedReadyBranchesAreCleanedAndEveryWorktreeHoldingWorkIsPreserv
   EXPECT_EQ(after, (std::vector<std::string>{"PR_CHECKS_INSPECTED", "MERGE_WINDOW_INSPECTED",
                                              "CLEANUP_DONE"}));
   EXPECT_NE(r.out.find("preserved: "), std::string::npos) << r.out;
+  // Every merged branch was audited once (the sim's auditor finds nothing,
+  // which is a gap, not a clean bill), and the marker moved past them.
+  const Json& window = res["audit"]["window"];
+  ASSERT_EQ(window.size(), 4u) << dump_py(res["audit"]);
+  for (const auto& w : window) {
+    EXPECT_EQ(w["status"], "audited") << dump_py(w);
+    EXPECT_FALSE(w["gaps"].empty()) << dump_py(w);
+  }
+  auto head = test::run_process({"git", "rev-parse", "main"}, env(), repo);
+  EXPECT_EQ(test::slurp(develop_home() + "/last-audit"), head.out);
+  r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(result_of(r)["audit"]["window"].empty()) << dump_py(result_of(r)["audit"]);
   expect_replays_cleanly(run_dir(res));
 }
 
