@@ -2,7 +2,7 @@
 // the answer of `gh pr view <number> --json
 // number,state,headRefName,headRefOid,mergeCommit,reviewDecision,statusCheckRollup`,
 // read whole into its state, its review decision and one verdict over its
-// checks. Not called by the lane yet.
+// checks; monitor_prs (orchestrator/after_delivery.h) reads it.
 //
 // Contract: parse_pr_status() is pure. An answer with any field missing or
 // of the wrong type, or a check of a kind it does not know, is kMalformed

@@ -2,8 +2,8 @@
 // `audit_triage`), as pure functions over data: the diff range an auditor
 // gets, the findings it reports, which of them become issues and which a
 // remediation bundle, how a finding is recognised when it is reported
-// again, and how far the audit marker may move. Not wired into the lane
-// yet; the lane's effects (dispatch, gh, files) will call these.
+// again, and how far the audit marker may move. The lane's effects
+// (after_delivery.h: dispatch, gh, files) call these.
 //
 // Contract:
 // - parse_findings() rejects a result whose findings are not the persona

@@ -2,7 +2,7 @@
 // changes on a delivered pull request (GRAPH.yaml `reactions`): report it,
 // or spend a bounded repair cycle on the bundle's own branch, guarded so
 // that no cycle is spent on a failure the bundle cannot see or on a repair
-// that changed nothing. Pure; not wired into the lane yet.
+// that changed nothing. Pure; monitor_prs (after_delivery.h) calls it.
 //
 // Rules, in order:
 // 1. `report` (the default): report, never repair.
