@@ -392,6 +392,28 @@ struct Orchestrator::Impl {
     int next_index = static_cast<int>(bundles_of(s).size()) + 1;
     if (auto branches = p.repo.branches("develop/"))
       for (const auto& b : *branches) next_index = std::max(next_index, bundle_number(b) + 1);
+    // A branch cleaned away locally may still be on the remote.
+    if (p.runner && cfg.delivery == "github") {
+      CommandSpec spec;
+      spec.argv = {"git",
+                   "-C",
+                   cfg.repo_top,
+                   "for-each-ref",
+                   "--format=%(refname:short)",
+                   "refs/remotes/origin/develop/"};
+      spec.timeout = std::chrono::seconds(30);
+      if (auto r = p.runner->run(spec); r && r->ok()) {
+        size_t at = 0;
+        while (at < r->out.size()) {
+          size_t nl = r->out.find('\n', at);
+          if (nl == std::string::npos) nl = r->out.size();
+          std::string ref = r->out.substr(at, nl - at);
+          if (ref.rfind("origin/", 0) == 0)
+            next_index = std::max(next_index, bundle_number(ref.substr(7)) + 1);
+          at = nl + 1;
+        }
+      }
+    }
     return next_index;
   }
 

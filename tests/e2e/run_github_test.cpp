@@ -185,6 +185,10 @@ class RunGithub : public ::testing::Test {
     }
   }
 
+  Json state_of(const Json& res) const {
+    return *parse_json(test::slurp(json_str(res, "run_dir") + "/state.json"), "state");
+  }
+
   std::vector<Json> events(const Json& res) const {
     return test::read_jsonl(json_str(res, "run_dir") + "/events.jsonl");
   }
@@ -340,6 +344,73 @@ TEST_F(RunGithub, GhOutputThatIsNotTheListAskedForIsOneLineAndWritesNothing) {
   EXPECT_EQ(git_out({"branch", "--list", "develop/*"}), "");
   EXPECT_EQ(git_out({"--git-dir", remote, "for-each-ref"}, scratch.path()), remote_refs);
   EXPECT_EQ(count_prefixed(gh_calls(), "pr\t"), 0u);
+}
+
+// One pull request watched over three runs while GitHub changes it: its
+// checks pending, then failing (reported with names and links, not
+// repaired: GRAPH.yaml's reactions report by default), then a person
+// merges it. Auto-merge, refused when create_pr asked, is recorded and
+// never asked again; the merged work's worktree is cleaned and its merge
+// audited once.
+TEST_F(RunGithub, APullRequestsChecksPendingThenFailingThenMergedAreInspectedReportedAndCleaned) {
+  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  extra_env["FAKE_GH_AUTO_MERGE"] = "fail";
+  const std::string link = "https://github.com/acme/widgets/actions/runs/7/job/8";
+  auto check = [&](const std::string& status, const std::string& conclusion) {
+    Json c = {{"__typename", "CheckRun"}, {"name", "test"},           {"workflowName", "CI"},
+              {"status", status},         {"conclusion", conclusion}, {"detailsUrl", link}};
+    return "checks=" + dump_py(Json::array({c})) + "\n";
+  };
+  test::write_text(gh_dir + "/pr-1.look-1", check("IN_PROGRESS", ""));
+  test::write_text(gh_dir + "/pr-1.look-2", check("COMPLETED", "FAILURE"));
+  test::write_text(gh_dir + "/job-8.log", "FAIL: tests/b1.sh\n");
+
+  auto r = run({"--merge-policy", "auto_when_checks_pass"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  ASSERT_EQ(res["prs"].size(), 1u) << dump_py(res);
+  EXPECT_EQ(res["prs"][0]["checks"], "pending");
+  EXPECT_EQ(res["prs"][0]["auto_merge"], "unavailable");
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tmerge\t"), 1u) << gh_calls();
+  std::string worktree = json_str(state_of(res)["bundles"][0], "worktree");
+  ASSERT_TRUE(is_directory(worktree));
+
+  // The second run: checks failing, reported once with the check's link.
+  r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  res = result_of(r);
+  ASSERT_EQ(res["prs"].size(), 1u) << dump_py(res);
+  EXPECT_EQ(res["prs"][0]["checks"], "failing");
+  std::vector<Json> reported;
+  for (const auto& e : events(res))
+    if (e["type"] == "CI_FAILURE_REPORTED") reported.push_back(e);
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_EQ(reported[0]["detail"]["checks"][0]["link"], link);
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tcreate\t"), 1u) << gh_calls();
+  EXPECT_TRUE(is_directory(worktree));
+
+  // A person merges it; the third run cleans its worktree and audits it.
+  git({"fetch", "-q", "origin"});
+  git({"merge", "-q", "--no-ff", "--no-edit", "origin/develop/b1-alpha"});
+  git({"push", "-q", "origin", "main"});
+  std::string merge = git_out({"rev-parse", "HEAD"});
+  test::write_text(gh_dir + "/pr-1.look-3", "state=MERGED\nmergeCommit=" + merge +
+                                                "\nmergedAt=2026-12-01T10:00:00Z\n" +
+                                                check("COMPLETED", "SUCCESS"));
+  test::write_text(gh_dir + "/pr-1.diff", "diff --git a/src/b1.txt b/src/b1.txt\n");
+  write_issues("issues.json", Json::array());  // the merge closed #1
+  r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  res = result_of(r);
+  ASSERT_EQ(res["cleanup"]["removed"].size(), 1u) << dump_py(res["cleanup"]);
+  EXPECT_FALSE(path_exists(worktree));
+  ASSERT_EQ(res["audit"]["window"].size(), 1u) << dump_py(res["audit"]);
+  EXPECT_EQ(res["audit"]["window"][0]["pr"], 1);
+  EXPECT_EQ(res["audit"]["window"][0]["status"], "audited") << dump_py(res["audit"]);
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tmerge\t"), 1u) << gh_calls();
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tdiff\t1"), 1u) << gh_calls();
+  EXPECT_TRUE(res["bundles"].empty()) << dump_py(res["bundles"]);
+  expect_replays_cleanly(res);
 }
 
 }  // namespace
