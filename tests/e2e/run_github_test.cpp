@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -410,6 +411,62 @@ TEST_F(RunGithub, APullRequestsChecksPendingThenFailingThenMergedAreInspectedRep
   EXPECT_EQ(count_prefixed(gh_calls(), "pr\tmerge\t"), 1u) << gh_calls();
   EXPECT_EQ(count_prefixed(gh_calls(), "pr\tdiff\t1"), 1u) << gh_calls();
   EXPECT_TRUE(res["bundles"].empty()) << dump_py(res["bundles"]);
+  expect_replays_cleanly(res);
+}
+
+// GRAPH.yaml's changes_requested reaction set to repair: a review asking
+// for changes reopens the delivered bundle at repair_bundle with the
+// review's words (fenced as data), its developer's fix is verified,
+// reviewed and pushed to the same pull request, and no second one is
+// opened; the approval that follows ends the cycles.
+TEST_F(RunGithub, AReviewAskingForChangesIsRepairedWithOneMoreCommitOnTheSamePullRequest) {
+  std::string skill = scratch / "skill";
+  std::filesystem::copy(test::source_dir() + "/skill", skill,
+                        std::filesystem::copy_options::recursive);
+  std::string graph = test::slurp(skill + "/GRAPH.yaml");
+  const std::string from = "  changes_requested:\n    action: report\n";
+  ASSERT_NE(graph.find(from), std::string::npos);
+  graph.replace(graph.find(from), from.size(), "  changes_requested:\n    action: repair\n");
+  test::write_text(skill + "/GRAPH.yaml", graph);
+  Json sc = test::one_task_scenario(test::OneTaskScenario{0, std::nullopt, Json(), {}});
+  Json& dev = sc["personas"]["developer"];
+  dev.insert(dev.begin(), Json{{"dispatch_contains", "please rename the helper"},
+                               {"files", Json::array({file("src/renamed.txt", "renamed\n")})},
+                               {"result", done("renamed", Json::array({"src/renamed.txt"}))}});
+  test::write_text(scenario, dump_py(sc, 2));
+  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  test::write_text(gh_dir + "/pr-1.look-1", "reviewDecision=CHANGES_REQUESTED\n");
+  test::write_text(gh_dir + "/pr-1.look-2", "reviewDecision=APPROVED\n");
+  test::write_text(gh_dir + "/pr-1.reviews.json",
+                   dump_py(Json::array({{{"author", {{"login", "ann"}}},
+                                         {"state", "CHANGES_REQUESTED"},
+                                         {"body", "please rename the helper"}}})) +
+                       "\n");
+
+  auto r = run({"--skill", skill});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  ASSERT_EQ(res["bundles"].size(), 1u) << dump_py(res);
+  EXPECT_EQ(res["bundles"][0]["status"], "delivered");
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tcreate\t"), 1u) << gh_calls();
+  EXPECT_EQ(pull_requests().size(), 1u);
+  // The fix is on the remote branch, one commit past the first delivery.
+  std::string head = json_str(res["bundles"][0], "head");
+  EXPECT_EQ(
+      git_out({"--git-dir", remote, "rev-parse", "refs/heads/develop/b1-alpha"}, scratch.path()),
+      head);
+  EXPECT_EQ(git_out({"--git-dir", remote, "show", head + ":src/renamed.txt"}, scratch.path()),
+            "renamed");
+  Json st = state_of(res);
+  EXPECT_EQ(st["prs"][0]["reactions"]["changes_requested"]["cycles"], 1) << dump_py(st["prs"]);
+  size_t reopened = 0;
+  for (const auto& e : events(res))
+    if (e["type"] == "ORCHESTRATOR_CORRECTION" && e["detail"]["reaction"] == "repair") {
+      ++reopened;
+      EXPECT_EQ(e["detail"]["lane_to"], "repair_bundle");
+    }
+  EXPECT_EQ(reopened, 1u);
+  EXPECT_EQ(res["prs"][0]["review"], "APPROVED") << dump_py(res["prs"]);
   expect_replays_cleanly(res);
 }
 
