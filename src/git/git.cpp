@@ -299,4 +299,16 @@ Expected<std::string> commit_paths(Git& git, const std::vector<std::string>& pat
   return c;
 }
 
+Expected<CommandResult> run_git(CommandRunner& runner, const std::string& dir,
+                                const std::vector<std::string>& args,
+                                std::chrono::milliseconds timeout, bool stop_on_signal) {
+  CommandSpec spec;
+  spec.argv = {"git", "-C", dir};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env = {{"GIT_OPTIONAL_LOCKS", "0"}, {"GIT_TERMINAL_PROMPT", "0"}};
+  spec.timeout = timeout;
+  spec.stop_on_signal = stop_on_signal;
+  return runner.run(spec);
+}
+
 }  // namespace devgraph::git

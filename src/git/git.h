@@ -13,6 +13,7 @@
 // ask git whether the commit already exists instead of making it twice.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -94,6 +95,17 @@ Expected<std::string> commit_paths(Git& git, const std::vector<std::string>& pat
 // added to every git invocation (e.g. a committer identity).
 std::unique_ptr<Git> make_git(CommandRunner& runner, std::string dir,
                               std::map<std::string, std::string> env = {});
+
+// `git -C dir ARGS` as argv through `runner`, for the queries the Git
+// interface does not type (an exit code that is an answer, as
+// `merge-base --is-ancestor` gives; for-each-ref; worktree remove). No
+// optional locks, no prompt; with `stop_on_signal` a stop signal ends it
+// (CommandSpec::stop_on_signal). The result is raw: a git that ran and
+// refused is a result, not an error.
+Expected<CommandResult> run_git(CommandRunner& runner, const std::string& dir,
+                                const std::vector<std::string>& args,
+                                std::chrono::milliseconds timeout = std::chrono::minutes(2),
+                                bool stop_on_signal = false);
 
 // The commit HEAD points at in the worktree `dir`, read from the
 // repository's files instead of a `git rev-parse` process (a process costs

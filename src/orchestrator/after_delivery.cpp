@@ -9,6 +9,7 @@
 
 #include "bundle/layout.h"
 #include "bundle/words.h"
+#include "git/git.h"
 #include "lane/routes.h"
 #include "orchestrator/audit.h"
 #include "orchestrator/cleanup.h"
@@ -55,21 +56,10 @@ std::string join_set(const std::set<std::string>& items, const std::string& sep)
   return devgraph::join(std::vector<std::string>(items.begin(), items.end()), sep);
 }
 
-Expected<CommandResult> git_in(CommandRunner& runner, const std::string& dir,
-                               std::vector<std::string> args,
-                               std::chrono::milliseconds timeout = std::chrono::minutes(2)) {
-  CommandSpec spec;
-  spec.argv = {"git", "-C", dir};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.env = {{"GIT_OPTIONAL_LOCKS", "0"}};
-  spec.timeout = timeout;
-  return runner.run(spec);
-}
-
 // One line of git's stdout, or nullopt when git refused.
 Expected<std::optional<std::string>> git_line(CommandRunner& runner, const std::string& dir,
                                               std::vector<std::string> args) {
-  DG_TRY(CommandResult r, git_in(runner, dir, std::move(args)));
+  DG_TRY(CommandResult r, git::run_git(runner, dir, args));
   if (!r.ok()) return std::optional<std::string>();
   std::string o = r.out;
   while (!o.empty() && (o.back() == '\n' || o.back() == '\r')) o.pop_back();
@@ -804,7 +794,12 @@ struct AfterDelivery::Impl {
     std::map<std::string, const Merged*> by_branch;
     for (const auto& m : *merged) by_branch[m.branch] = &m;
     Json removed = Json::array(), preserved = Json::array();
-    DG_TRY(auto trees, p.repo.worktrees());
+    // An unusable marker is bad input a person fixes first: nothing is
+    // removed meanwhile.
+    std::vector<git::WorktreeEntry> trees;
+    if (marker) {
+      DG_TRY(trees, p.repo.worktrees());
+    }
     for (const auto& w : trees) {
       auto it = by_branch.find(w.branch);
       if (it == by_branch.end()) continue;

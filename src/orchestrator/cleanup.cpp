@@ -1,5 +1,6 @@
 #include "orchestrator/cleanup.h"
 
+#include "git/git.h"
 #include "util/fs.h"
 
 namespace devgraph::orchestrator {
@@ -8,12 +9,7 @@ namespace {
 // Runs git in `dir`; a git that ran and failed is an error quoting it.
 Expected<CommandResult> git(CommandRunner& runner, const std::string& dir,
                             std::vector<std::string> args) {
-  CommandSpec spec;
-  spec.argv = {"git", "-C", dir};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.env = {{"GIT_OPTIONAL_LOCKS", "0"}};
-  spec.timeout = std::chrono::minutes(2);
-  return runner.run(spec);
+  return git::run_git(runner, dir, args);
 }
 
 std::string last_line(const std::string& text) {

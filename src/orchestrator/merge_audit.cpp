@@ -1,5 +1,7 @@
 #include "orchestrator/merge_audit.h"
 
+#include "git/git.h"
+
 #include <dirent.h>
 
 #include <chrono>
@@ -250,13 +252,7 @@ namespace {
 Expected<CommandResult> git_in(CommandRunner& runner, const std::string& dir,
                                std::vector<std::string> args,
                                std::chrono::milliseconds timeout = std::chrono::minutes(2)) {
-  CommandSpec spec;
-  spec.argv = {"git", "-C", dir};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.env = {{"GIT_TERMINAL_PROMPT", "0"}};
-  spec.timeout = timeout;
-  spec.stop_on_signal = true;
-  DG_TRY(CommandResult r, runner.run(spec));
+  DG_TRY(CommandResult r, git::run_git(runner, dir, args, timeout, true));
   if (r.interrupted())
     return fail(ErrorKind::interrupted, "stopped by " + stop_signal_name(r.interrupted_by),
                 128 + r.interrupted_by);

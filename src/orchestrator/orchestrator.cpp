@@ -184,6 +184,7 @@ struct Orchestrator::Impl {
   OrchestratorParts p;
   lane::Walker walker;
   std::string scan_node, bundle_node, scheduler_node;
+  std::string monitor_node, cleanup_node, audit_node, triage_node;
 
   std::optional<std::vector<issues::Issue>> primed_open;
   std::optional<std::set<long long>> primed_prs;
@@ -394,15 +395,10 @@ struct Orchestrator::Impl {
       for (const auto& b : *branches) next_index = std::max(next_index, bundle_number(b) + 1);
     // A branch cleaned away locally may still be on the remote.
     if (p.runner && cfg.delivery == "github") {
-      CommandSpec spec;
-      spec.argv = {"git",
-                   "-C",
-                   cfg.repo_top,
-                   "for-each-ref",
-                   "--format=%(refname:short)",
-                   "refs/remotes/origin/develop/"};
-      spec.timeout = std::chrono::seconds(30);
-      if (auto r = p.runner->run(spec); r && r->ok()) {
+      auto r = git::run_git(
+          *p.runner, cfg.repo_top,
+          {"for-each-ref", "--format=%(refname:short)", "refs/remotes/origin/develop/"});
+      if (r && r->ok()) {
         size_t at = 0;
         while (at < r->out.size()) {
           size_t nl = r->out.find('\n', at);
@@ -841,6 +837,15 @@ struct Orchestrator::Impl {
     if (!sch)
       return error(fail(ErrorKind::internal, "GRAPH.yaml's orchestrator lane has no scheduler"));
     scheduler_node = *sch;
+    // The nodes after delivery, as the graph's routes lead to them.
+    auto after_node = [&](const std::string& from, std::string_view route) {
+      auto n = walker.next(from, route);
+      return n ? *n : std::string();
+    };
+    monitor_node = after_node(scheduler_node, lane::route::kAllBundlesComplete);
+    cleanup_node = after_node(monitor_node, lane::route::kNext);
+    audit_node = after_node(cleanup_node, lane::route::kNext);
+    triage_node = after_node(audit_node, lane::route::kFindings);
     if (auto w = p.drivers.watch_stop_signals(); !w) return error(w.error());
     if (p.runner) make_after();
     for (int steps = 0;; ++steps) {
@@ -860,13 +865,13 @@ struct Orchestrator::Impl {
         if (st && stopping) return stopped();
       } else if (const GraphNode* n = p.graph.node(node); n && n->type == "terminal") {
         return finish(node);
-      } else if (after && node == "monitor_prs") {
+      } else if (after && node == monitor_node) {
         st = after->monitor_prs();
-      } else if (after && node == "cleanup_merged") {
+      } else if (after && node == cleanup_node) {
         st = after->cleanup_merged();
-      } else if (after && node == "audit_merged") {
+      } else if (after && node == audit_node) {
         st = after->audit_merged();
-      } else if (after && node == "audit_triage") {
+      } else if (after && node == triage_node) {
         st = after->audit_triage();
       } else {
         st = step_not_built(node);

@@ -379,6 +379,33 @@ TEST_F(RunCli, MergedReadyBranchesAreCleanedAndEveryWorktreeHoldingWorkIsPreserv
   expect_replays_cleanly(run_dir(res));
 }
 
+// An audit marker that is not a commit, or names one the repository does
+// not have: one line naming it, the run waits for a person, the marker
+// stays as it was and no merged worktree is removed meanwhile.
+TEST_F(RunCli, AnUnusableAuditMarkerIsOneLineAndNothingIsRemovedOrAdvanced) {
+  file_issue("alpha");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json first = state_of(run_dir(result_of(r)));
+  std::string wt = json_str(first["bundles"][0], "worktree");
+  git({"merge", "-q", "--no-ff", "--no-edit", json_str(first["bundles"][0], "branch")});
+  for (std::string bad : {std::string("not a commit\n"), std::string(40, 'a') + "\n"}) {
+    SCOPED_TRACE(bad);
+    test::write_text(develop_home() + "/last-audit", bad);
+    r = run();
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    Json res = result_of(r);
+    EXPECT_EQ(res["status"], "HUMAN_REQUIRED");
+    ASSERT_EQ(res["human_required"].size(), 1u) << dump_py(res);
+    std::string why = json_str(res["human_required"][0], "reason");
+    EXPECT_NE(why.find("last-audit"), std::string::npos) << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+    EXPECT_EQ(test::slurp(develop_home() + "/last-audit"), bad);
+    EXPECT_TRUE(is_directory(wt));
+    EXPECT_TRUE(res["cleanup"]["removed"].empty()) << dump_py(res["cleanup"]);
+  }
+}
+
 TEST_F(RunCli, AnEmptyFirstScanCompletesIdle) {
   auto r = run();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
