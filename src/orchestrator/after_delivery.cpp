@@ -10,8 +10,10 @@
 #include "bundle/layout.h"
 #include "bundle/words.h"
 #include "git/git.h"
+#include "lane/lane.h"
 #include "lane/routes.h"
 #include "orchestrator/audit.h"
+#include "orchestrator/bundling.h"
 #include "orchestrator/cleanup.h"
 #include "orchestrator/reactions.h"
 #include "orchestrator/run_state.h"
@@ -64,21 +66,6 @@ Expected<std::optional<std::string>> git_line(CommandRunner& runner, const std::
   std::string o = r.out;
   while (!o.empty() && (o.back() == '\n' || o.back() == '\r')) o.pop_back();
   return std::optional<std::string>(o);
-}
-
-std::string slug_of(const std::string& text, size_t max) {
-  std::string out;
-  for (char c : text) {
-    char l = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    bool word = (l >= 'a' && l <= 'z') || (l >= '0' && l <= '9');
-    if (word)
-      out += l;
-    else if (!out.empty() && out.back() != '-')
-      out += '-';
-    if (out.size() >= max) break;
-  }
-  while (!out.empty() && out.back() == '-') out.pop_back();
-  return out.empty() ? "x" : out;
 }
 
 Json checks_json(const std::vector<gh::Check>& checks) {
@@ -154,7 +141,7 @@ Status init_marker(const std::string& develop_home, const std::string& commit) {
 std::string audit_key(int round, long long pr, const std::string& branch) {
   std::string k = "r" + std::to_string(round) + "-";
   if (pr > 0) return k + "pr-" + std::to_string(pr);
-  return k + "branch-" + slug_of(branch, 80);
+  return k + "branch-" + branch_slug(branch, 80);
 }
 
 // -- the result ---------------------------------------------------------------
@@ -937,7 +924,8 @@ struct AfterDelivery::Impl {
       return ops.go(ev(lane::route::kNoFindings), ev(lane::event::kAuditDone), Json{{"window", 0}},
                     nullptr);
     std::string marker = json_str(a, "marker_before");
-    int budget = 1 + p.graph.defaults.max_retries;
+    // The node's own retry budget (GRAPH.yaml guards, else the defaults).
+    int budget = 1 + lane::Walker(p.graph).max_retries(json_str(s, "node"));
     std::deque<std::string> todo;
     std::map<std::string, int> attempts;
     for (const auto& w : window) {
@@ -1080,7 +1068,7 @@ struct AfterDelivery::Impl {
         line("filed issue #" + std::to_string(n) + ": " + issue_title(f));
       } else {
         DG_CHECK(make_directories(issues_dir()));
-        std::string file = issues_dir() + "/" + fp + "-" + slug_of(f.description, 40) + ".md";
+        std::string file = issues_dir() + "/" + fp + "-" + branch_slug(f.description, 40) + ".md";
         DG_CHECK(write_file_atomic(file, "# " + issue_title(f) + "\n\n" + body));
         filed.push_back({{"file", file}, {"fingerprint", fp}});
         line("filed " + file);

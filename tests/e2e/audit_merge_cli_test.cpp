@@ -338,24 +338,7 @@ void reap_orphans() {
 pid_t spawn_group(const std::vector<std::string>& args, const std::string& log) {
   std::vector<std::string> argv = {DEVGRAPH_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    std::vector<char*> c;
-    for (auto& a : argv) c.push_back(a.data());
-    c.push_back(nullptr);
-    ::execv(c[0], c.data());
-    ::_exit(127);
-  }
-  if (pid > 0) ::setpgid(pid, pid);
-  return pid;
+  return test::spawn_group(argv, log);
 }
 
 // Waits, woken by inotify on `dirs` and by the child's exit (a pidfd),

@@ -575,32 +575,7 @@ INSTANTIATE_TEST_SUITE_P(Points, RunBundleResume, ::testing::ValuesIn(points_for
 
 // Starts the driver in a process group of its own, output to files.
 pid_t spawn_group(const GithubBundle& b, const std::string& log) {
-  auto argv = b.argv();
-  auto env = b.env();
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    // The driver starts with the stop signals at their defaults, whatever
-    // the shell that ran the tests left (a background job of a
-    // non-interactive shell starts with SIGINT ignored, and a signal a
-    // process starts ignoring stays ignored).
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    for (const auto& [k, v] : env)
-      v.empty() ? ::unsetenv(k.c_str()) : ::setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> c;
-    for (auto& a : argv) c.push_back(a.data());
-    c.push_back(nullptr);
-    ::execv(c[0], c.data());
-    ::_exit(127);
-  }
-  if (pid > 0) ::setpgid(pid, pid);
-  return pid;
+  return test::spawn_group(b.argv(), log, b.env());
 }
 
 // Complete lines in the run's events.jsonl (a torn last line is not one).

@@ -165,4 +165,28 @@ void write_text(const std::string& path, const std::string& text) {
   if (!st) throw std::runtime_error(st.error().message);
 }
 
+pid_t spawn_group(const std::vector<std::string>& argv, const std::string& log,
+                  const std::map<std::string, std::string>& env) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0 || ::dup2(fd, 1) < 0 || ::dup2(fd, 2) < 0) ::_exit(127);
+    for (const auto& [k, v] : env)
+      v.empty() ? ::unsetenv(k.c_str()) : ::setenv(k.c_str(), v.c_str(), 1);
+    std::vector<std::string> copy = argv;
+    std::vector<char*> c;
+    for (auto& a : copy) c.push_back(a.data());
+    c.push_back(nullptr);
+    ::execv(c[0], c.data());
+    ::_exit(127);
+  }
+  if (pid > 0) ::setpgid(pid, pid);
+  return pid;
+}
+
 }  // namespace devgraph::test

@@ -2,6 +2,8 @@
 // devgraph binary (and other programs) as a real process, reading files.
 #pragma once
 
+#include <sys/types.h>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -39,6 +41,15 @@ ProcessResult run_process(const std::vector<std::string>& argv,
 ProcessResult run_devgraph(const std::vector<std::string>& args,
                            const std::map<std::string, std::string>& env = {},
                            const std::string& cwd = "", const std::string& input = "");
+
+// Starts argv (argv[0] a path) in a process group of its own, with the stop
+// signals at their defaults and none blocked (whatever the shell that ran
+// the tests left: a background job starts with SIGINT ignored), the extra
+// environment (an empty value unsets), stdout and stderr appended to
+// `log`. Returns the pid, which is also the group's id; the caller reaps
+// it.
+pid_t spawn_group(const std::vector<std::string>& argv, const std::string& log,
+                  const std::map<std::string, std::string>& env = {});
 
 // The reference runtime directory (develop-v4), or "" when not available.
 std::string reference_dir();
