@@ -14,6 +14,22 @@
 #include "store/run_store.h"
 
 namespace devgraph::bundle {
+
+agents::BackendOptions headless_backend(const HeadlessSettings& h, const BackendFlags& flags) {
+  agents::BackendOptions b;
+  b.kind = flags.kind;
+  b.binary = flags.binary;
+  b.model = flags.model ? flags.model : h.model;
+  b.permission_mode = h.permission_mode;
+  b.max_turns = h.max_turns_per_persona;
+  b.allowed_tools = h.allowed_tools;
+  b.disallowed_tools = h.disallowed_tools;
+  const char* telemetry = std::getenv("DEVGRAPH_CLI_TELEMETRY");
+  b.cli_telemetry = telemetry && std::string_view(telemetry) == "1";
+  b.sim_scenario = flags.sim_scenario;
+  b.command_template = flags.agent_command;
+  return b;
+}
 namespace {
 
 RunBundleReport usage_report(const std::string& why) {
@@ -64,12 +80,8 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
 
   agents::RuntimeConfig cfg;
   const HeadlessSettings& h = graph->headless;
-  cfg.backend.kind = *kind;
-  cfg.backend.binary = request.agent_bin;
-  cfg.backend.model = request.model ? request.model : h.model;
-  cfg.backend.permission_mode = h.permission_mode;
-  cfg.backend.max_turns = h.max_turns_per_persona;
-  cfg.backend.allowed_tools = h.allowed_tools;
+  cfg.backend = headless_backend(h, BackendFlags{*kind, request.agent_bin, request.model,
+                                                 request.sim_scenario, request.agent_command});
   // The project's own test and build programs, and devgraph's read-only
   // verbs, are allowed too.
   auto recorded = [&](const char* key) {
@@ -79,13 +91,6 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
   };
   for (auto& t : agents::persona_extra_tools(recorded("test"), recorded("build")))
     cfg.backend.allowed_tools.push_back(std::move(t));
-  cfg.backend.disallowed_tools = h.disallowed_tools;
-  // $DEVGRAPH_CLI_TELEMETRY=1 leaves the CLIs' telemetry as the user has it
-  // (agents/cli_setup.h); the CLI's files go to <bundle dir>/cli.
-  const char* telemetry = std::getenv("DEVGRAPH_CLI_TELEMETRY");
-  cfg.backend.cli_telemetry = telemetry && std::string_view(telemetry) == "1";
-  cfg.backend.sim_scenario = request.sim_scenario;
-  cfg.backend.command_template = request.agent_command;
   const BundleLayout& layout = (*driver)->layout();
   cfg.backend.sim_state_dir = layout.sim_state();  // counters per bundle
   cfg.backend.bundle = request.bundle;

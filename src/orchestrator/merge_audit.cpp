@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "agents/backend.h"
+#include "bundle/run.h"
 #include "contracts/schema.h"
 #include "graph/graph.h"
 #include "lane/lane.h"
@@ -457,17 +458,9 @@ Expected<Setup> set_up(const MergeAuditOptions& opt, const std::string& dir) {
 
   agents::RuntimeConfig& cfg = s.config;
   const HeadlessSettings& h = graph->headless;
-  cfg.backend.kind = *kind;
-  cfg.backend.binary = opt.agent_bin;
-  cfg.backend.model = opt.model ? opt.model : h.model;
-  cfg.backend.permission_mode = h.permission_mode;
-  cfg.backend.max_turns = h.max_turns_per_persona;
-  cfg.backend.allowed_tools = h.allowed_tools;
-  cfg.backend.disallowed_tools = h.disallowed_tools;
-  const char* telemetry = std::getenv("DEVGRAPH_CLI_TELEMETRY");
-  cfg.backend.cli_telemetry = telemetry && std::string_view(telemetry) == "1";
-  cfg.backend.sim_scenario = opt.sim_scenario;
-  cfg.backend.command_template = opt.agent_command;
+  cfg.backend = bundle::headless_backend(
+      h,
+      bundle::BackendFlags{*kind, opt.agent_bin, opt.model, opt.sim_scenario, opt.agent_command});
   cfg.backend.sim_state_dir = join_path(dir, "sim");
   cfg.backend.config_dir = join_path(dir, "cli");
   cfg.backend.bundle = opt.key;
