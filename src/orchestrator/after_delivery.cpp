@@ -132,6 +132,10 @@ std::string audited_path(const std::string& develop_home) {
   return develop_home + "/last-audit.audited";
 }
 
+std::string pending_path(const std::string& develop_home) {
+  return develop_home + "/last-audit.pending";
+}
+
 Status init_marker(const std::string& develop_home, const std::string& commit) {
   if (path_exists(marker_path(develop_home)) || commit.empty()) return {};
   DG_CHECK(make_directories(develop_home));
@@ -169,28 +173,51 @@ Json after_delivery_result(const Json& state) {
   Json audit = Json::object();
   if (state.contains("audit") && state["audit"].is_object()) {
     const Json& a = state["audit"];
+    // Every round of the run: one line per merged commit, its last outcome.
+    std::vector<Json> rounds;
+    if (state.contains("audit_history") && state["audit_history"].is_array())
+      for (const auto& h : state["audit_history"])
+        if (h.is_object()) rounds.push_back(h);
+    rounds.push_back(a);
+    std::vector<Json> entries;
+    Json filed = Json::array();
+    Json remediation = Json();
+    for (const auto& r : rounds) {
+      if (r.contains("window") && r["window"].is_array())
+        for (const auto& w : r["window"]) {
+          if (!w.is_object()) continue;
+          auto same = std::find_if(entries.begin(), entries.end(), [&](const Json& e) {
+            return json_str(e, "merge_commit") == json_str(w, "merge_commit");
+          });
+          if (same != entries.end()) entries.erase(same);
+          entries.push_back(w);
+        }
+      if (r.contains("issues_filed") && r["issues_filed"].is_array())
+        for (const auto& i : r["issues_filed"]) filed.push_back(i);
+      if (r.contains("remediation_bundle") && r["remediation_bundle"].is_string())
+        remediation = r["remediation_bundle"];
+    }
     Json per = Json::array();
-    if (a.contains("window") && a["window"].is_array())
-      for (const auto& w : a["window"]) {
-        Json counts = Json::object();
-        if (w.contains("findings") && w["findings"].is_array())
-          for (const auto& f : w["findings"]) {
-            std::string s = json_str(f, "severity");
-            counts[s] = counts.value(s, 0) + 1;
-          }
-        Json item = {{"key", json_str(w, "key")},
-                     {"pr", w.value("pr", 0LL)},
-                     {"branch", json_str(w, "branch")},
-                     {"status", json_str(w, "status")},
-                     {"findings", counts}};
-        if (w.contains("gaps")) item["gaps"] = w["gaps"];
-        if (w.contains("reason")) item["reason"] = w["reason"];
-        per.push_back(std::move(item));
-      }
+    for (const auto& w : entries) {
+      Json counts = Json::object();
+      if (w.contains("findings") && w["findings"].is_array())
+        for (const auto& f : w["findings"]) {
+          std::string s = json_str(f, "severity");
+          counts[s] = counts.value(s, 0) + 1;
+        }
+      Json item = {{"key", json_str(w, "key")},
+                   {"pr", w.value("pr", 0LL)},
+                   {"branch", json_str(w, "branch")},
+                   {"status", json_str(w, "status")},
+                   {"findings", counts}};
+      if (w.contains("gaps")) item["gaps"] = w["gaps"];
+      if (w.contains("reason")) item["reason"] = w["reason"];
+      per.push_back(std::move(item));
+    }
     audit = {{"window", per},
              {"marker", a.value("marker", Json())},
-             {"issues_filed", a.value("issues_filed", Json::array())},
-             {"remediation_bundle", a.value("remediation_bundle", Json())}};
+             {"issues_filed", filed},
+             {"remediation_bundle", remediation}};
     if (a.contains("marker_error")) audit["marker_error"] = a["marker_error"];
   }
   out["audit"] = audit;
@@ -708,7 +735,43 @@ struct AfterDelivery::Impl {
       auto was = p.repo.is_ancestor(d->second, cfg.default_branch);
       if (was && *was) out.push_back(Merged{0, b, d->second, "", b});
     }
+    // Merged work an earlier window did not audit, whose branch may be gone.
+    std::set<std::string> have;
+    for (const auto& m : out) have.insert(m.branch);
+    for (const auto& m : pending())
+      if (!have.count(m.branch) && !busy.count(m.branch)) {
+        auto in = p.repo.is_ancestor(m.merge_commit, cfg.default_branch);
+        if (in && *in) out.push_back(m);
+      }
     return out;
+  }
+
+  std::vector<Merged> pending() {
+    std::vector<Merged> out;
+    auto text = read_file(pending_path(cfg.develop_home));
+    if (!text) return out;
+    for (const auto& l : split_lines(*text)) {
+      auto j = parse_json(l, "pending");
+      if (!j || !j->is_object()) continue;
+      std::string branch = json_str(*j, "branch"), commit = json_str(*j, "merge_commit");
+      if (branch.rfind("develop/", 0) != 0 || !parse_marker(commit + "\n")) continue;
+      out.push_back(Merged{0, branch, commit, "", branch});
+    }
+    return out;
+  }
+
+  // Local delivery: the window's entries not audited, kept for the next.
+  Status write_pending(const Json& window) {
+    if (github()) return {};
+    std::string text;
+    for (const auto& w : window)
+      if (json_str(w, "status") != "audited")
+        text += dump_py(Json{{"branch", json_str(w, "branch")},
+                             {"merge_commit", json_str(w, "merge_commit")}}) +
+                "\n";
+    if (text.empty() && !path_exists(pending_path(cfg.develop_home))) return {};
+    DG_CHECK(make_directories(cfg.develop_home));
+    return write_file_atomic(pending_path(cfg.develop_home), text);
   }
 
   Status cleanup() {
@@ -735,7 +798,20 @@ struct AfterDelivery::Impl {
       marker = read_marker();
     }
     std::set<std::string> beyond = audited_beyond();
-    int round = s.value("audit", Json::object()).value("round", 0) + 1;
+    // A round whose clean-up did not finish (a kill) is the same round.
+    const Json was = s.value("audit", Json::object());
+    const bool new_round = was.value("cleaned", true);
+    int round = was.value("round", 0) + (new_round ? 1 : 0);
+    // Blocked earlier in this run: not dispatched again until a new run (an
+    // auditor that could not audit it would most likely fail the same way).
+    std::map<std::string, std::string> blocked_before;
+    auto note_blocked = [&](const Json& a) {
+      for (const auto& w : a.value("window", Json::array()))
+        if (json_str(w, "status") == "blocked")
+          blocked_before[json_str(w, "merge_commit")] = json_str(w, "reason");
+    };
+    for (const auto& a : s.value("audit_history", Json::array())) note_blocked(a);
+    if (new_round) note_blocked(was);
     Json window = Json::array();
     std::string marker_error;
     if (!marker) {
@@ -752,10 +828,20 @@ struct AfterDelivery::Impl {
                           {"merged_at", m.merged_at},
                           {"title", clip(m.title, 200)},
                           {"status", "pending"}});
+        auto b = blocked_before.find(m.merge_commit);
+        if (b != blocked_before.end()) {
+          window.back()["status"] = "blocked";
+          window.back()["reason"] =
+              b->second.rfind("blocked earlier in this run", 0) == 0
+                  ? b->second
+                  : "blocked earlier in this run (" + b->second + "); a new run audits it again";
+        }
       }
       std::vector<Json> sorted(window.begin(), window.end());
       std::stable_sort(sorted.begin(), sorted.end(), merged_before);
       window = Json(sorted);
+      // Before anything is removed: the window survives its branches.
+      DG_CHECK(write_pending(window));
     }
     Json keys = Json::array();
     for (const auto& w : window) keys.push_back(json_str(w, "key"));
@@ -770,8 +856,16 @@ struct AfterDelivery::Impl {
                                         {"marker", marker ? Json(*marker) : Json()},
                                         {"window", window},
                                         {"triaged", false},
+                                        {"cleaned", false},
                                         {"issues_filed", Json::array()}};
                           if (!marker_error.empty()) a["marker_error"] = marker_error;
+                          // The round before, kept for the run's summary.
+                          if (new_round && x.contains("audit") && x["audit"].is_object()) {
+                            const Json& old = x["audit"];
+                            if (!old.value("window", Json::array()).empty() ||
+                                !old.value("issues_filed", Json::array()).empty())
+                              x["audit_history"].push_back(old);
+                          }
                           x["audit"] = a;
                           return {};
                         }));
@@ -823,6 +917,7 @@ struct AfterDelivery::Impl {
     return ops.go(ev(lane::route::kNext), ev(lane::event::kCleanupDone), cleanup,
                   [&](Json& x) -> Status {
                     x["cleanup"] = cleanup;
+                    x["audit"]["cleaned"] = true;
                     return {};
                   });
   }
@@ -1117,17 +1212,22 @@ struct AfterDelivery::Impl {
     p.crash.reach("remediation", id);
     line("formed " + id + " to remediate " + std::to_string(fs.size()) +
          " Critical/High audit finding(s): " + branch);
-    return ops.record(
-        ev(lane::event::kRemediationBundled),
-        Json{{"bundle", id}, {"findings", fs.size()}, {"window", window_key}},
-        [&](Json& x) -> Status {
-          for (const auto& b : bundles_of(x))
-            if (json_str(b.value("remediation", Json::object()), "window") == window_key) return {};
-          if (!x.contains("bundles") || !x["bundles"].is_array()) x["bundles"] = Json::array();
-          x["bundles"].push_back(entry);
-          x["audit"]["remediation_bundle"] = id;
-          return {};
-        });
+    DG_CHECK(ops.record(ev(lane::event::kRemediationBundled),
+                        Json{{"bundle", id}, {"findings", fs.size()}, {"window", window_key}},
+                        [&](Json& x) -> Status {
+                          for (const auto& b : bundles_of(x))
+                            if (json_str(b.value("remediation", Json::object()), "window") ==
+                                window_key)
+                              return {};
+                          if (!x.contains("bundles") || !x["bundles"].is_array())
+                            x["bundles"] = Json::array();
+                          x["bundles"].push_back(entry);
+                          x["audit"]["remediation_bundle"] = id;
+                          return {};
+                        }));
+    if (!cfg.remember_bundle_index) return {};
+    DG_TRY(Json now, ops.state());
+    return cfg.remember_bundle_index(now);
   }
 
   // Moves the marker past every audited pull request of the window it can.
@@ -1163,6 +1263,7 @@ struct AfterDelivery::Impl {
       kept += c + "\n";
     }
     DG_CHECK(write_file_atomic(audited_path(cfg.develop_home), kept));
+    DG_CHECK(write_pending(a["window"]));
     if (to) DG_CHECK(write_file_atomic(marker_path(cfg.develop_home), marker_text(*to)));
     p.crash.reach("marker", target);
     std::vector<std::string> unaudited;

@@ -96,6 +96,8 @@ struct AfterDeliveryConfig {
   std::function<std::map<std::string, std::string>()> delivered_heads;
   // The next free bundle number (ids and branches never repeat).
   std::function<int(const Json& state)> next_bundle_index;
+  // Called once a bundle is in state, so its number stays taken.
+  std::function<Status(const Json& state)> remember_bundle_index;
 };
 
 struct AfterDeliveryParts {
@@ -111,6 +113,10 @@ struct AfterDeliveryParts {
 // The audit marker's files.
 std::string marker_path(const std::string& develop_home);
 std::string audited_path(const std::string& develop_home);
+// Local delivery: the merged branches of the last window that are not
+// audited yet (one JSON object per line: branch, merge_commit), so the next
+// window holds them after their branches are cleaned away.
+std::string pending_path(const std::string& develop_home);
 // Writes the marker at `commit` when there is none yet (a repository's
 // first run audits what merges from then on). Does nothing when one exists.
 Status init_marker(const std::string& develop_home, const std::string& commit);

@@ -388,9 +388,41 @@ struct Orchestrator::Impl {
 
   std::optional<Look> cache;
 
+  // `<develop_home>/bundle-index`: the highest bundle number any run of
+  // this repository formed, so a number is not used again once its branch
+  // is merged and cleaned away.
+  std::string bundle_index_path() const { return cfg.develop_home + "/bundle-index"; }
+
+  int recorded_bundle_index() const {
+    if (cfg.develop_home.empty()) return 0;
+    auto text = read_file(bundle_index_path());
+    if (!text) return 0;
+    int n = 0;
+    for (char c : *text) {
+      if (c < '0' || c > '9' || n >= 1000000) break;
+      n = n * 10 + (c - '0');
+    }
+    return n;
+  }
+
+  // Written after the bundles are in state: a kill in between leaves them in
+  // this run's state, which next_bundle_index counts too.
+  Status remember_bundle_index(const Json& s) {
+    if (cfg.develop_home.empty()) return {};
+    int high = 0;
+    for (const auto& b : bundles_of(s))
+      high = std::max(high, bundle_number("develop/" + json_str(b, "id")));
+    if (high <= recorded_bundle_index()) return {};
+    DG_CHECK(make_directories(cfg.develop_home));
+    return write_file_atomic(bundle_index_path(), std::to_string(high) + "\n");
+  }
+
   // Ids (and so branches) never repeat one of an earlier run.
   int next_bundle_index(const Json& s) {
     int next_index = static_cast<int>(bundles_of(s).size()) + 1;
+    next_index = std::max(next_index, recorded_bundle_index() + 1);
+    for (const auto& b : bundles_of(s))
+      next_index = std::max(next_index, bundle_number("develop/" + json_str(b, "id")) + 1);
     if (auto branches = p.repo.branches("develop/"))
       for (const auto& b : *branches) next_index = std::max(next_index, bundle_number(b) + 1);
     // A branch cleaned away locally may still be on the remote.
@@ -449,16 +481,18 @@ struct Orchestrator::Impl {
       ids.push_back(f.id);
       line("formed " + f.id + " for " + dump_py(Json(f.issues)) + ": " + f.branch);
     }
-    return go(std::string(lane::route::kNext), std::string(lane::event::kBundlesFormed),
-              Json{{"bundles", ids}}, [&](Json& st) -> Status {
-                if (!st.contains("bundles") || !st["bundles"].is_array())
-                  st["bundles"] = Json::array();
-                std::set<std::string> have;
-                for (const auto& b : st["bundles"]) have.insert(json_str(b, "id"));
-                for (const auto& e : entries)
-                  if (!have.count(json_str(e, "id"))) st["bundles"].push_back(e);
-                return {};
-              });
+    DG_CHECK(go(std::string(lane::route::kNext), std::string(lane::event::kBundlesFormed),
+                Json{{"bundles", ids}}, [&](Json& st) -> Status {
+                  if (!st.contains("bundles") || !st["bundles"].is_array())
+                    st["bundles"] = Json::array();
+                  std::set<std::string> have;
+                  for (const auto& b : st["bundles"]) have.insert(json_str(b, "id"));
+                  for (const auto& e : entries)
+                    if (!have.count(json_str(e, "id"))) st["bundles"].push_back(e);
+                  return {};
+                }));
+    DG_TRY(Json now, state());
+    return remember_bundle_index(now);
   }
 
   // -- bundle_scheduler ---------------------------------------------------------
@@ -757,6 +791,7 @@ struct Orchestrator::Impl {
     ac.max_parallel_audits = cfg.max_bundles;
     ac.command_timeout = cfg.command_timeout;
     ac.next_bundle_index = [this](const Json& s) { return next_bundle_index(s); };
+    ac.remember_bundle_index = [this](const Json& s) { return remember_bundle_index(s); };
     ac.delivered_heads = [this] {
       std::map<std::string, std::string> out;
       if (p.issues.kind() != "local") return out;

@@ -406,6 +406,100 @@ TEST_F(RunCli, AnUnusableAuditMarkerIsOneLineAndNothingIsRemovedOrAdvanced) {
   }
 }
 
+// The merged work's auditor finds something of every severity in b1 and is
+// blocked on b2. Medium and Low become local issue files, Critical and High
+// one remediation bundle that the run goes on to deliver, and the marker
+// stays where it was (b2 is not audited). The next run audits b2 alone; its
+// repeated findings file nothing new and the marker moves to the tip.
+TEST_F(RunCli, AuditFindingsOfEverySeverityBecomeIssuesOnceAndOneRemediationBundle) {
+  file_issue("alpha");
+  file_issue("beta");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json first = state_of(run_dir(result_of(r)));
+  std::map<std::string, std::string> br;
+  for (const auto& b : first["bundles"]) br[json_str(b, "id")] = json_str(b, "branch");
+  ASSERT_EQ(br.size(), 2u);
+  for (const auto& [id, b] : br) git({"merge", "-q", "--no-ff", "--no-edit", b});
+  std::string marker = test::slurp(develop_home() + "/last-audit");
+
+  auto finding = [](const std::string& sev, const std::string& what, int line) {
+    return Json{{"severity", sev},     {"file", "src/b1.txt"},  {"line", line},
+                {"description", what}, {"rule", "rule-" + sev}, {"evidence", "seen"}};
+  };
+  Json every =
+      Json::array({finding("Critical", "secret logged", 1), finding("High", "unchecked input", 1),
+                   finding("Medium", "error dropped", 1), finding("Low", "misleading name", 1)});
+  auto audit_rules = [&](Json b2) {
+    Json sc = test::one_task_scenario();
+    sc["personas"]["merge-auditor"] =
+        Json::array({{{"dispatch_contains", br["b1"]},
+                      {"result",
+                       {{"status", "DONE"},
+                        {"summary", "four"},
+                        {"evidence", Json::array()},
+                        {"findings", every}}}},
+                     {{"dispatch_contains", br["b2"]}, {"result", b2}}});
+    test::write_text(scenario, dump_py(sc, 2));
+  };
+  audit_rules({{"status", "BLOCKED"},
+               {"summary", "cannot read the diff"},
+               {"evidence", Json::array()},
+               {"blockers", Json::array({"the diff"})}});
+  r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  std::map<std::string, Json> window;
+  for (const auto& w : res["audit"]["window"]) window[json_str(w, "branch")] = w;
+  ASSERT_EQ(window.size(), 2u) << dump_py(res["audit"]) << r.err;
+  EXPECT_EQ(window[br["b1"]]["status"], "audited");
+  EXPECT_EQ(window[br["b1"]]["findings"].size(), 4u);
+  EXPECT_EQ(window[br["b2"]]["status"], "blocked");
+  // Medium and Low: one issue file each, with the fingerprint line.
+  std::string issues = develop_home() + "/audit/issues";
+  auto files = lines_of(test::entries(issues));
+  ASSERT_EQ(files.size(), 2u) << test::entries(issues);
+  std::string bodies;
+  for (const auto& f : files) bodies += test::slurp(issues + "/" + f);
+  EXPECT_NE(bodies.find("Medium: error dropped"), std::string::npos) << bodies;
+  EXPECT_NE(bodies.find("Low: misleading name"), std::string::npos) << bodies;
+  EXPECT_EQ(bodies.find("secret logged"), std::string::npos) << bodies;
+  // Critical and High: one remediation bundle, delivered in the same run.
+  Json st = state_of(run_dir(res));
+  std::vector<Json> remediations;
+  for (const auto& b : st["bundles"])
+    if (b.contains("remediation")) remediations.push_back(b);
+  ASSERT_EQ(remediations.size(), 1u) << dump_py(st["bundles"]);
+  EXPECT_EQ(remediations[0]["remediation"]["findings"].size(), 2u);
+  EXPECT_EQ(remediations[0]["status"], "delivered") << dump_py(remediations[0]);
+  std::string remedy = json_str(remediations[0], "branch");
+  EXPECT_NE(branches().find(remedy), std::string::npos) << branches();
+  std::string spec =
+      test::slurp(run_dir(res) + "/bundles/" + json_str(remediations[0], "id") + "/spec.md");
+  EXPECT_NE(spec.find("secret logged"), std::string::npos) << spec;
+  // b2 is not audited: the marker stays.
+  EXPECT_EQ(test::slurp(develop_home() + "/last-audit"), marker);
+
+  // Next run: b2 is audited and repeats b1's Medium and Low findings.
+  audit_rules({{"status", "DONE"},
+               {"summary", "two again"},
+               {"evidence", Json::array()},
+               {"findings", Json::array({every[2], every[3]})}});
+  r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  res = result_of(r);
+  ASSERT_EQ(res["audit"]["window"].size(), 1u) << dump_py(res["audit"]);
+  EXPECT_EQ(res["audit"]["window"][0]["branch"], br["b2"]);
+  EXPECT_EQ(res["audit"]["window"][0]["status"], "audited");
+  EXPECT_TRUE(res["audit"]["issues_filed"].empty()) << dump_py(res["audit"]);
+  EXPECT_EQ(lines_of(test::entries(issues)).size(), 2u) << test::entries(issues);
+  for (const auto& b : state_of(run_dir(res))["bundles"])
+    EXPECT_FALSE(b.contains("remediation") && json_str(b, "status") == "pending") << dump_py(b);
+  auto head = test::run_process({"git", "rev-parse", "main"}, env(), repo);
+  EXPECT_EQ(test::slurp(develop_home() + "/last-audit"), head.out);
+  expect_replays_cleanly(run_dir(res));
+}
+
 TEST_F(RunCli, AnEmptyFirstScanCompletesIdle) {
   auto r = run();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
