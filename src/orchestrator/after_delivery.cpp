@@ -1159,6 +1159,7 @@ struct AfterDelivery::Impl {
         DG_TRY(long long n, retried<long long>("filing an audit issue", [&] {
                  return p.gh->create_issue(gh::NewIssue{issue_title(f), file, {cfg.audit_label}});
                }));
+        p.crash.reach("issued", fp);
         filed.push_back({{"number", n}, {"fingerprint", fp}});
         line("filed issue #" + std::to_string(n) + ": " + issue_title(f));
       } else {
