@@ -69,8 +69,16 @@ struct Kill {
   }
 };
 
-class AfterDeliveryKill : public ::testing::TestWithParam<int> {
+// A round: the delivery (github or local) and its number, which picks the
+// kill.
+struct Round {
+  std::string delivery;
+  int number;
+};
+
+class AfterDeliveryKill : public ::testing::TestWithParam<Round> {
  protected:
+  bool github() const { return GetParam().delivery == "github"; }
   test::Scratch s;
   std::string repo = s / "widgets";
   std::string remote = s / "remote.git";
@@ -79,9 +87,11 @@ class AfterDeliveryKill : public ::testing::TestWithParam<int> {
   std::string bin = s / "bin";
   std::string scenario = s / "scenario.json";
   std::string log = s / "runs.log";
-  std::string m0, m1, m2;  // the marker before, the two merges
+  // The two merged commits the audit sees: github, the merge commits;
+  // local, the merged branches' tips.
+  std::string m1, m2;
   std::string b3_worktree;
-  std::map<std::string, int> pr_of;  // head branch -> pull request number
+  std::map<std::string, int> pr_of;  // github: head branch -> pull request number
 
   std::string git(const std::vector<std::string>& args, const std::string& dir = "") const {
     std::vector<std::string> argv = {"git"};
@@ -147,29 +157,29 @@ class AfterDeliveryKill : public ::testing::TestWithParam<int> {
     return names.empty() ? std::string() : home + "/runs/" + names.back();
   }
 
-  // The first run delivers b1..b3; a person merges b1's and b2's pull
-  // requests; b3's check fails. The auditor's findings are the same for
-  // both merges.
   void SetUp() override {
     ASSERT_TRUE(make_directories(repo + "/tests"));
     ASSERT_TRUE(make_directories(repo + "/.devgraph"));
     ASSERT_TRUE(make_directories(gh_dir));
     ASSERT_TRUE(make_directories(bin));
+    test::adopt_orphans();
     test::write_text(repo + "/run-tests.sh", test::kRunTests);
     test::write_text(repo + "/tests/base.sh", "true\n");
     test::write_text(repo + "/.devgraph/commands.json",
                      R"({"test": "sh run-tests.sh", "build": "sh run-tests.sh"})");
-    git({"init", "-q", "--bare", "-b", "main", remote}, s.path());
     git({"init", "-q", "-b", "main"});
     git({"add", "-A"});
     git({"commit", "-q", "-m", "base"});
-    git({"remote", "add", "origin", kOrigin});
-    git({"config", "url." + remote + ".insteadOf", kOrigin});
-    git({"push", "-q", "-u", "origin", "main"});
-    git({"remote", "set-head", "origin", "main"});
-    ASSERT_EQ(
-        ::symlink((test::test_dir() + "/fixtures/bundle/fake-gh").c_str(), (bin + "/gh").c_str()),
-        0);
+    write_scenario();
+    if (github()) {
+      set_up_github();
+    } else {
+      set_up_local();
+    }
+  }
+
+  // The merge-auditor finds the same four things in every merge.
+  void write_scenario() const {
     Json sc = test::one_task_scenario(test::OneTaskScenario{0, std::nullopt, Json(), {}});
     Json every = Json::array(
         {finding("Critical", "secret written to the log"), finding("High", "input used unchecked"),
@@ -181,16 +191,45 @@ class AfterDeliveryKill : public ::testing::TestWithParam<int> {
                                                       {"evidence", Json::array()},
                                                       {"findings", every}}}}});
     test::write_text(scenario, dump_py(sc, 2));
-    write_issues(Json::array({issue(1, "alpha"), issue(2, "beta"), issue(3, "gamma")}));
-    test::adopt_orphans();
+  }
 
+  // The first run delivers b1..b3 as ready branches; a person merges b1
+  // and b2 into main.
+  void set_up_local() {
+    for (const char* title : {"alpha", "beta", "gamma"}) {
+      auto r = test::run_devgraph({"issue", "new", title, "--body", "Do it."}, env(), repo);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    first_run();
+    if (::testing::Test::HasFatalFailure()) return;
+    m1 = git({"rev-parse", "develop/b1-alpha"});
+    m2 = git({"rev-parse", "develop/b2-beta"});
+    git({"merge", "-q", "--no-ff", "--no-edit", "develop/b1-alpha"});
+    git({"merge", "-q", "--no-ff", "--no-edit", "develop/b2-beta"});
+  }
+
+  void first_run() {
     auto r = run();
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-    const std::string home = develop_home();
-    m0 = trimmed(test::slurp(home + "/last-audit"));
-    Json state = *parse_json(test::slurp(run_dir(home) + "/state.json"), "state");
+    Json state = *parse_json(test::slurp(run_dir(develop_home()) + "/state.json"), "state");
     ASSERT_EQ(state["bundles"].size(), 3u) << dump_py(state["bundles"]);
     b3_worktree = json_str(state["bundles"][2], "worktree");
+  }
+
+  // The first run delivers three pull requests; a person merges b1's and
+  // b2's on GitHub; b3's check fails.
+  void set_up_github() {
+    git({"init", "-q", "--bare", "-b", "main", remote}, s.path());
+    git({"remote", "add", "origin", kOrigin});
+    git({"config", "url." + remote + ".insteadOf", kOrigin});
+    git({"push", "-q", "-u", "origin", "main"});
+    git({"remote", "set-head", "origin", "main"});
+    ASSERT_EQ(
+        ::symlink((test::test_dir() + "/fixtures/bundle/fake-gh").c_str(), (bin + "/gh").c_str()),
+        0);
+    write_issues(Json::array({issue(1, "alpha"), issue(2, "beta"), issue(3, "gamma")}));
+    first_run();
+    if (::testing::Test::HasFatalFailure()) return;
 
     // The fake's numbers, in the order the drivers opened them.
     for (const auto& l : lines_of(test::slurp(gh_dir + "/heads"))) {
@@ -199,8 +238,6 @@ class AfterDeliveryKill : public ::testing::TestWithParam<int> {
     }
     ASSERT_EQ(pr_of.size(), 3u) << test::slurp(gh_dir + "/heads");
 
-    // A person merges b1's and b2's pull requests on GitHub; b3's check
-    // fails.
     git({"fetch", "-q", "origin"});
     git({"merge", "-q", "--no-ff", "--no-edit", "origin/develop/b1-alpha"});
     m1 = git({"rev-parse", "HEAD"});
@@ -229,14 +266,17 @@ class AfterDeliveryKill : public ::testing::TestWithParam<int> {
     write_issues(Json::array({issue(3, "gamma")}));
   }
 
-  // Created issues: fingerprint -> how many carry it.
+  // Filed issues: fingerprint -> how many carry it. github: the issues
+  // `gh issue create` made; local: the issue files.
   std::map<std::string, int> filed_fingerprints() const {
     std::map<std::string, int> out;
-    for (const auto& name : test::names_in(gh_dir)) {
-      if (name.rfind("issue-", 0) != 0 || name.size() < 5 ||
-          name.substr(name.size() - 5) != ".body")
-        continue;
-      std::string body = test::slurp(gh_dir + "/" + name);
+    std::string dir = github() ? gh_dir : develop_home() + "/audit/issues";
+    for (const auto& name : test::names_in(dir)) {
+      bool issue = github() ? name.rfind("issue-", 0) == 0 && name.size() > 5 &&
+                                  name.substr(name.size() - 5) == ".body"
+                            : name.size() > 3 && name.substr(name.size() - 3) == ".md";
+      if (!issue) continue;
+      std::string body = test::slurp(dir + "/" + name);
       const std::string tag = "<!-- devgraph-finding: ";
       auto at = body.find(tag);
       EXPECT_NE(at, std::string::npos) << name << ": " << body;
@@ -246,18 +286,20 @@ class AfterDeliveryKill : public ::testing::TestWithParam<int> {
     return out;
   }
 
-  // The merges whose auditor left an audited result in `run`.
-  std::set<long long> audited(const std::string& run) const {
-    std::set<long long> out;
+  // The merged commits whose auditor left an audited result in `run`.
+  std::set<std::string> audited(const std::string& run) const {
+    std::set<std::string> out;
     for (const auto& key : test::names_in(run + "/audit")) {
-      auto j = load_json_file(run + "/audit/" + key + "/result.json");
-      if (j && json_str(*j, "status") == "audited") out.insert(j->value("pr", 0LL));
+      auto r = load_json_file(run + "/audit/" + key + "/result.json");
+      auto q = load_json_file(run + "/audit/" + key + "/request.json");
+      if (r && q && json_str(*r, "status") == "audited") out.insert(json_str(*q, "merge_commit"));
     }
     return out;
   }
 
   size_t remediation_bundles(const std::string& run) const {
-    auto state = parse_json(test::slurp(run + "/state.json"), "state");
+    auto text = read_file(run + "/state.json");  // none before the first record
+    auto state = parse_json(text ? *text : "{}", "state");
     if (!state || !state->contains("bundles")) return 0;
     size_t n = 0;
     for (const auto& b : (*state)["bundles"]) n += b.contains("remediation");
@@ -273,27 +315,20 @@ class AfterDeliveryKill : public ::testing::TestWithParam<int> {
     EXPECT_TRUE(git_ok({"rev-parse", "-q", "--verify", "refs/heads/develop/b3-gamma"}));
     std::string marker = trimmed(test::slurp(home + "/last-audit"));
     auto done = audited(run);
-    for (auto [pr, merge] : {std::pair<long long, std::string>{pr_of.at("develop/b1-alpha"), m1},
-                             {pr_of.at("develop/b2-beta"), m2}}) {
+    for (const auto& merge : {m1, m2}) {
       if (!git_ok({"merge-base", "--is-ancestor", merge, marker})) continue;
-      EXPECT_TRUE(done.count(pr)) << "the marker " << marker << " passed #" << pr
-                                  << ", which was not audited";
+      EXPECT_TRUE(done.count(merge))
+          << "the marker " << marker << " passed " << merge << ", which was not audited";
     }
   }
 
   Kill pick(int round) const {
     // Named points first, each a window between an effect and its record.
-    const std::vector<std::string> points = {
-        "inspected:" + std::to_string(pr_of.at("develop/b3-gamma")),
-        "window",
-        "cleanup:develop/b2-beta",
-        "auditor",
-        "auditor@2",
-        "issue",
-        "issued",
-        "issued@2",
-        "remediation",
-        "marker"};
+    std::vector<std::string> points = {
+        "window", "cleanup:develop/b2-beta", "auditor", "auditor@2", "remediation", "marker"};
+    if (github())
+      points.insert(points.end(), {"inspected:" + std::to_string(pr_of.at("develop/b3-gamma")),
+                                   "issue", "issued", "issued@2"});
     if (round <= static_cast<int>(points.size())) return Kill{points[round - 1], {}};
     // An undisturbed after-delivery run writes about 60 lines, the
     // remediation bundle's delivery included; kills past its end find the
@@ -308,19 +343,25 @@ class AfterDeliveryKill : public ::testing::TestWithParam<int> {
 };
 
 TEST_P(AfterDeliveryKill, KilledWhileMonitoringCleaningAuditingOrTriagingLosesAndRepeatsNothing) {
-  const int round = GetParam();
+  const int round = GetParam().number;
   if (test::kUnderSanitizers && round > 3) GTEST_SKIP() << "a sample of rounds under sanitizers";
   const Kill kill = pick(round);
-  SCOPED_TRACE("round " + std::to_string(round) + ": " + kill.what());
+  SCOPED_TRACE(GetParam().delivery + " round " + std::to_string(round) + ": " + kill.what());
   const std::string home = develop_home();
   const std::string first_run = run_dir(home);
   int kills = 0;
   std::string run_path;
+  // The run after the first: the newest directory with a state.json. One
+  // killed before its first record has none, and the next run starts
+  // afresh (nothing was done in it).
   auto this_run = [&] {
-    if (run_path.empty()) {
-      std::string newest = run_dir(home);
-      if (newest != first_run) run_path = newest;
+    std::string found;
+    for (const auto& name : test::names_in(home + "/runs")) {
+      std::string dir = home + "/runs/" + name;
+      if (dir == first_run) continue;
+      if (found.empty() || path_exists(dir + "/state.json")) found = dir;
     }
+    run_path = found;
     return run_path;
   };
   auto one = [&](const std::string& crash, std::optional<size_t> at) -> bool {
@@ -366,9 +407,8 @@ TEST_P(AfterDeliveryKill, KilledWhileMonitoringCleaningAuditingOrTriagingLosesAn
   }
   // The first kill lands well before the end of the run.
   EXPECT_GE(kills, 1);
-  const std::string run = this_run();
-  ASSERT_FALSE(run.empty()) << test::slurp(log);
-  expect_safe(home, run, "after the kills");
+  ASSERT_FALSE(this_run().empty()) << test::slurp(log);
+  expect_safe(home, this_run(), "after the kills");
 
   // To the end.
   test::ProcessResult last;
@@ -380,12 +420,21 @@ TEST_P(AfterDeliveryKill, KilledWhileMonitoringCleaningAuditingOrTriagingLosesAn
   if (!finished) {
     ASSERT_EQ(last.exit_code, 0) << last.out << last.err << test::slurp(log);
   }
-  EXPECT_EQ(run_dir(home), run) << "the killed run was not the one finished";
+  // One run after the first, the killed one (unless killed before its
+  // first record), finished.
+  const std::string run = this_run();
+  auto runs = test::names_in(home + "/runs");
+  EXPECT_TRUE(runs.size() == 2 ||
+              (runs.size() == 3 && !path_exists(home + "/runs/" + runs[1] + "/state.json")))
+      << runs.size() << " runs";
   expect_safe(home, run, "at the end");
+  ASSERT_TRUE(path_exists(run + "/state.json")) << run << " has no state\n"
+                                                << test::slurp(log) << test::event_summary(run);
   Json state = *parse_json(test::slurp(run + "/state.json"), "state");
   EXPECT_EQ(json_str(state, "status"), "complete");
   // The two Medium and Low findings filed once each, the Critical and
-  // High ones one remediation bundle, delivered as the fourth pull request.
+  // High ones one remediation bundle, delivered (github: as the fourth
+  // pull request).
   auto filed = filed_fingerprints();
   EXPECT_EQ(filed.size(), 2u);
   ASSERT_EQ(remediation_bundles(run), 1u) << dump_py(state["bundles"]);
@@ -394,13 +443,15 @@ TEST_P(AfterDeliveryKill, KilledWhileMonitoringCleaningAuditingOrTriagingLosesAn
       EXPECT_EQ(json_str(b, "status"), "delivered") << dump_py(b);
       EXPECT_EQ(b["remediation"]["findings"].size(), 4u) << dump_py(b);
     }
-  std::string calls = test::slurp(gh_dir + "/calls.log");
-  size_t creates = 0;
-  for (const auto& l : lines_of(calls)) creates += l.rfind("pr\tcreate\t", 0) == 0;
-  EXPECT_EQ(creates, 4u) << calls;
-  EXPECT_EQ(trimmed(test::slurp(home + "/last-audit")), m2);
-  EXPECT_EQ(audited(run),
-            (std::set<long long>{pr_of["develop/b1-alpha"], pr_of["develop/b2-beta"]}));
+  if (github()) {
+    std::string calls = test::slurp(gh_dir + "/calls.log");
+    size_t creates = 0;
+    for (const auto& l : lines_of(calls)) creates += l.rfind("pr\tcreate\t", 0) == 0;
+    EXPECT_EQ(creates, 4u) << calls;
+  }
+  // github: past the last merge; local: at the default branch's tip.
+  EXPECT_EQ(trimmed(test::slurp(home + "/last-audit")), github() ? m2 : git({"rev-parse", "main"}));
+  EXPECT_EQ(audited(run), (std::set<std::string>{m1, m2}));
   for (const char* branch : {"develop/b1-alpha", "develop/b2-beta"})
     EXPECT_FALSE(git_ok({"rev-parse", "-q", "--verify", std::string("refs/heads/") + branch}))
         << branch << " was not cleaned";
@@ -421,11 +472,23 @@ TEST_P(AfterDeliveryKill, KilledWhileMonitoringCleaningAuditingOrTriagingLosesAn
               << test::event_summary(run);
 }
 
-std::string round_name(const ::testing::TestParamInfo<int>& p) {
-  return "round" + std::to_string(p.param);
+std::vector<Round> rounds(const std::string& delivery, int n) {
+  std::vector<Round> out;
+  for (int i = 1; i <= n; ++i) out.push_back(Round{delivery, i});
+  return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Rounds, AfterDeliveryKill, ::testing::Range(1, 31), round_name);
+std::string round_name(const ::testing::TestParamInfo<Round>& p) {
+  return p.param.delivery + std::to_string(p.param.number);
+}
+
+// Thirty rounds with GitHub delivery, where monitoring and filing go
+// through gh; fifteen with local delivery, where the window must outlive
+// the branches the clean-up deletes.
+INSTANTIATE_TEST_SUITE_P(Github, AfterDeliveryKill, ::testing::ValuesIn(rounds("github", 30)),
+                         round_name);
+INSTANTIATE_TEST_SUITE_P(Local, AfterDeliveryKill, ::testing::ValuesIn(rounds("local", 15)),
+                         round_name);
 
 }  // namespace
 }  // namespace devgraph

@@ -208,7 +208,9 @@ std::string event_summary(const std::string& run) {
 
 bool end_committed(const std::string& run) {
   if (run.empty()) return false;
-  auto state = parse_json(slurp(run + "/state.json"), "state");
+  auto text = read_file(run + "/state.json");  // none before the first record
+  if (!text) return false;
+  auto state = parse_json(*text, "state");
   if (!state || !state->is_object()) return false;
   long long seq = state->value("event_seq", 0LL);
   auto lines = lines_of(slurp(run + "/events.jsonl"));  // the last may be torn
