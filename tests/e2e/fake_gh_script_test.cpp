@@ -210,6 +210,26 @@ TEST_F(FakeGhScript, ALookFileWithAnUnknownKeyOrStateFailsLoudly) {
   EXPECT_NE(r.err.find("state=merged"), std::string::npos) << r.err;
 }
 
+// pr-1.reviews.json holds one review; look-2 brings a second one, as a
+// reviewer's answer to a pushed repair arrives between two looks.
+TEST_F(FakeGhScript, AReviewsLineOfALookFileReplacesTheReviewsFromThatLookOn) {
+  open_prs();
+  const Json first = Json::array(
+      {{{"author", {{"login", "ann"}}}, {"state", "CHANGES_REQUESTED"}, {"body", "rename it"}}});
+  Json both = first;
+  both.push_back(
+      {{"author", {{"login", "ann"}}}, {"state", "CHANGES_REQUESTED"}, {"body", "still"}});
+  write_gh("pr-1.reviews.json", dump_py(first, 2) + "\n");
+  write_gh("pr-1.look-2", "reviews=" + dump_py(both) + "\n");
+  const Argv reviews = {"pr", "view", "1", "--json", "number,reviews"};
+  EXPECT_EQ(gh_json(reviews).at("reviews"), first) << "no status look yet";
+  gh_json({"pr", "view", "1", "--json", kStatusFields});  // status look 1
+  EXPECT_EQ(gh_json(reviews).at("reviews"), first);
+  gh_json({"pr", "view", "1", "--json", kStatusFields});  // status look 2
+  EXPECT_EQ(gh_json(reviews).at("reviews"), both);
+  EXPECT_EQ(gh_json({"pr", "view", "2", "--json", "reviews"}).at("reviews"), Json::array());
+}
+
 TEST_F(FakeGhScript, ServesReviewsDiffsAndFailedJobLogsFromTheTestsFiles) {
   open_prs();
   const Json reviews = Json::array(
