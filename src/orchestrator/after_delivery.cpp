@@ -474,7 +474,7 @@ struct AfterDelivery::Impl {
     Json reactions = pr ? pr->value("reactions", Json::object()) : Json::object();
     bool failing = st.verdict == gh::ChecksVerdict::failing;
     std::string trigger;
-    std::vector<gh::Review> asked;
+    std::vector<gh::Review> asked, standing;
     if (failing) {
       if (json_str(reactions.value("ci_failure", Json::object()), "head") != st.head_commit)
         trigger = "ci_failure";
@@ -483,10 +483,27 @@ struct AfterDelivery::Impl {
                                "reading reviews", [&] { return p.gh->pr_reviews(t.number); }));
       long long seen = reactions.value("changes_requested", Json::object()).value("seen", 0LL);
       long long count = 0;
-      for (const auto& r : reviews)
-        if (r.state == "CHANGES_REQUESTED" && ++count > seen) asked.push_back(r);
+      for (const auto& r : reviews) {
+        if (r.state != "CHANGES_REQUESTED") continue;
+        standing.push_back(r);
+        if (++count > seen) asked.push_back(r);
+      }
       if (!asked.empty()) trigger = "changes_requested";
     }
+    const PrSnapshot now{st.head_commit, tree_of(st.head_commit), names_of(st.failing()),
+                         st.review_decision == "CHANGES_REQUESTED"};
+    // A cycle was spent and the pull request is as it was before it: the
+    // reaction decides (no progress parks at once), though GitHub shows
+    // nothing new (the same head's checks, the same reviews).
+    if (trigger.empty())
+      for (const char* k : {"ci_failure", "changes_requested"}) {
+        const Json r = reactions.value(k, Json::object());
+        auto before = snapshot_of(r.value("before", Json()));
+        if (r.value("cycles", 0LL) > 0 && before && *before == now) {
+          trigger = k;
+          break;
+        }
+      }
     if (trigger.empty()) return {};
     const ReactionRule& rule = trigger == "ci_failure" ? p.graph.reactions.ci_failure
                                                        : p.graph.reactions.changes_requested;
@@ -495,8 +512,7 @@ struct AfterDelivery::Impl {
     in.policy = policy_of(rule);
     in.cycles_spent = static_cast<int>(r.value("cycles", 0LL));
     in.before_last_cycle = snapshot_of(r.value("before", Json()));
-    in.now = PrSnapshot{st.head_commit, tree_of(st.head_commit), names_of(st.failing()),
-                        st.review_decision == "CHANGES_REQUESTED"};
+    in.now = now;
     std::optional<std::pair<bool, std::string>> local;
     if (trigger == "ci_failure" && in.policy.mode == ReactionMode::repair &&
         !(in.before_last_cycle && *in.before_last_cycle == in.now)) {
@@ -507,8 +523,9 @@ struct AfterDelivery::Impl {
     Json extra = trigger == "ci_failure"
                      ? Json{{"head", st.head_commit}}
                      : Json{{"seen", r.value("seen", 0LL) + static_cast<long long>(asked.size())}};
-    std::string evidence =
-        trigger == "ci_failure" ? check_evidence(t, st, local) : review_evidence(t, asked);
+    std::string evidence = trigger == "ci_failure"
+                               ? check_evidence(t, st, local)
+                               : review_evidence(t, asked.empty() ? standing : asked);
     switch (what) {
       case Reaction::repair:
         return start_repair(t, trigger, in.now, evidence, in.cycles_spent + 1, extra);
