@@ -90,10 +90,18 @@ Expected<Json> deliver(BundleRun& run, const PrText& text, const std::string& he
   }
   long long number = found->number;
   std::string auto_merge = "off";
+  // GitHub's refusal when this bundle first delivered to the pull request
+  // is final: a repair cycle delivering to it again does not ask again.
+  const Json* b = bundle_record(run.journal.state(), run.bundle());
+  const Json was = b ? b->value("pr", Json()) : Json();
+  bool refused = was.is_object() && was.value("number", 0LL) == number &&
+                 json_str(was, "auto_merge") == "unavailable";
   // A run killed after enabling auto-merge finds it enabled on the pull
   // request and does not ask again.
   if (run.ctx.merge_policy == "auto_when_checks_pass" && found->auto_merge) {
     auto_merge = "enabled";
+  } else if (run.ctx.merge_policy == "auto_when_checks_pass" && refused) {
+    auto_merge = "unavailable";
   } else if (run.ctx.merge_policy == "auto_when_checks_pass") {
     DG_TRY(auto m, run.gh.enable_auto_merge(number));
     auto_merge = m.enabled ? "enabled" : "unavailable";
