@@ -50,6 +50,20 @@ Json gh_issue(long long number, const std::string& title, const std::vector<std:
               {"updatedAt", "2026-11-0" + std::to_string(number % 9 + 1) + "T10:00:00Z"}};
 }
 
+// A look file's `checks` line: one CI check in the given state, linked to
+// its Actions job.
+std::string checks_line(const std::string& status, const std::string& conclusion,
+                        const std::string& link) {
+  Json c = {{"__typename", "CheckRun"}, {"name", "test"},           {"workflowName", "CI"},
+            {"status", status},         {"conclusion", conclusion}, {"detailsUrl", link}};
+  return "checks=" + dump_py(Json::array({c})) + "\n";
+}
+
+// A review as `gh pr view --json reviews` prints it.
+Json gh_review(const std::string& state, const std::string& body) {
+  return Json{{"author", {{"login", "ann"}}}, {"state", state}, {"body", body}};
+}
+
 size_t count_prefixed(const std::string& text, const std::string& prefix) {
   size_t n = 0;
   for (const auto& l : lines_of(text)) n += l.rfind(prefix, 0) == 0;
@@ -197,6 +211,50 @@ class RunGithub : public ::testing::Test {
   void expect_replays_cleanly(const Json& res) {
     auto v = test::run_devgraph({"validate", "run", json_str(res, "run_dir")}, env(), repo);
     EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  }
+
+  std::vector<Json> events_of(const Json& res, const std::string& type) const {
+    std::vector<Json> out;
+    for (const auto& e : events(res))
+      if (e["type"] == type) out.push_back(e);
+    return out;
+  }
+
+  // A copy of the skill whose GRAPH.yaml answers `trigger` (ci_failure or
+  // changes_requested) with `action`, for at most `max_cycles` cycles.
+  std::string skill_reacting(const std::string& trigger, const std::string& action,
+                             int max_cycles) {
+    std::string skill = scratch / "skill";
+    std::filesystem::copy(test::source_dir() + "/skill", skill,
+                          std::filesystem::copy_options::recursive);
+    std::string graph = test::slurp(skill + "/GRAPH.yaml");
+    const std::string from = "  " + trigger + ":\n    action: report\n    max_cycles: 2\n";
+    const std::string to = "  " + trigger + ":\n    action: " + action +
+                           "\n    max_cycles: " + std::to_string(max_cycles) + "\n";
+    EXPECT_NE(graph.find(from), std::string::npos) << graph;
+    if (graph.find(from) != std::string::npos) graph.replace(graph.find(from), from.size(), to);
+    test::write_text(skill + "/GRAPH.yaml", graph);
+    return skill;
+  }
+
+  // The prompts of bundle `b` that hold `text`.
+  std::vector<std::string> prompts_holding(const Json& res, const std::string& b,
+                                           const std::string& text) const {
+    std::vector<std::string> out;
+    std::string dir = json_str(res, "run_dir") + "/bundles/" + b + "/prompts";
+    for (const auto& name : lines_of(test::entries(dir))) {
+      std::string body = test::slurp(dir + "/" + name);
+      if (body.find(text) != std::string::npos) out.push_back(body);
+    }
+    return out;
+  }
+
+  // The head the first look at pull request `number` saw: what its
+  // bundle delivered first.
+  std::string first_inspected_head(const Json& res, long long number) const {
+    for (const auto& e : events_of(res, "PR_CHECKS_INSPECTED"))
+      if (e["detail"]["pr"] == number) return json_str(e["detail"], "head");
+    return "";
   }
 
   test::Scratch scratch;
@@ -358,9 +416,7 @@ TEST_F(RunGithub, APullRequestsChecksPendingThenFailingThenMergedAreInspectedRep
   extra_env["FAKE_GH_AUTO_MERGE"] = "fail";
   const std::string link = "https://github.com/acme/widgets/actions/runs/7/job/8";
   auto check = [&](const std::string& status, const std::string& conclusion) {
-    Json c = {{"__typename", "CheckRun"}, {"name", "test"},           {"workflowName", "CI"},
-              {"status", status},         {"conclusion", conclusion}, {"detailsUrl", link}};
-    return "checks=" + dump_py(Json::array({c})) + "\n";
+    return checks_line(status, conclusion, link);
   };
   test::write_text(gh_dir + "/pr-1.look-1", check("IN_PROGRESS", ""));
   test::write_text(gh_dir + "/pr-1.look-2", check("COMPLETED", "FAILURE"));
@@ -467,6 +523,378 @@ TEST_F(RunGithub, AReviewAskingForChangesIsRepairedWithOneMoreCommitOnTheSamePul
     }
   EXPECT_EQ(reopened, 1u);
   EXPECT_EQ(res["prs"][0]["review"], "APPROVED") << dump_py(res["prs"]);
+  expect_replays_cleanly(res);
+}
+
+// GRAPH.yaml's ci_failure reaction set to repair. The repository's tests
+// include tests/ci.sh, which needs src/compat.txt once the dependency cache
+// (.cache/dep, ignored by git) holds version 2. The simulated documentation
+// reviewer, the last persona before delivery, stands in for the
+// environment moving on after the bundle's verification: it writes version
+// 2 to the cache, so the delivered head fails the bundle's own test command
+// as it fails on GitHub (look-1: a failing check whose job log says why).
+// One repair cycle: the developer reads the job log fenced as data and adds
+// src/compat.txt, one more commit goes to the same branch (the remote
+// refuses anything but a fast-forward) and pull request, and look-2 sees
+// the check pass.
+TEST_F(RunGithub, ACiFailureTheBundlesOwnTestsReproduceIsRepairedWithOneMoreCommitOnTheSamePr) {
+  test::write_text(repo + "/.gitignore", ".cache/\n");
+  test::write_text(
+      repo + "/tests/ci.sh",
+      "if grep -qx 2 .cache/dep 2>/dev/null; then\n"
+      "  [ -e src/compat.txt ] || { echo 'dependency v2 needs src/compat.txt'; exit 1; }\n"
+      "fi\n");
+  git({"add", "-A"});
+  git({"commit", "-q", "-m", "ci check"});
+  git({"push", "-q", "origin", "main"});
+  git({"config", "receive.denyNonFastForwards", "true"}, remote);
+  std::string skill = skill_reacting("ci_failure", "repair", 2);
+  const std::string job_log = "FAIL tests/ci.sh: dependency v2 needs src/compat.txt";
+  Json sc = test::one_task_scenario(test::OneTaskScenario{0, std::nullopt, Json(), {}});
+  sc["personas"]["documentation-reviewer"] =
+      Json{{"files", Json::array({file(".cache/dep", "2\n")})}, {"result", done("docs fine")}};
+  Json& dev = sc["personas"]["developer"];
+  dev.insert(dev.begin(), Json{{"dispatch_contains", job_log},
+                               {"files", Json::array({file("src/compat.txt", "compat\n")})},
+                               {"result", done("compat", Json::array({"src/compat.txt"}))}});
+  test::write_text(scenario, dump_py(sc, 2));
+  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  const std::string link = "https://github.com/acme/widgets/actions/runs/7/job/8";
+  test::write_text(gh_dir + "/pr-1.look-1", checks_line("COMPLETED", "FAILURE", link));
+  test::write_text(gh_dir + "/pr-1.look-2", checks_line("COMPLETED", "SUCCESS", link));
+  test::write_text(gh_dir + "/job-8.log", "test\tRun tests\t" + job_log + "\n");
+
+  auto r = run({"--skill", skill});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["status"], "COMPLETE");
+  ASSERT_EQ(res["bundles"].size(), 1u) << dump_py(res);
+  EXPECT_EQ(res["bundles"][0]["status"], "delivered");
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tcreate\t"), 1u) << gh_calls();
+  EXPECT_EQ(pull_requests().size(), 1u);
+  EXPECT_NE(gh_calls().find("run\tview\t--job\t8\t--log-failed"), std::string::npos) << gh_calls();
+  ASSERT_EQ(res["prs"].size(), 1u) << dump_py(res);
+  EXPECT_EQ(res["prs"][0]["checks"], "passing") << dump_py(res["prs"]);
+
+  // The fix is one commit on top of what was delivered first, on the
+  // remote branch: no force push, no second branch.
+  std::string first = first_inspected_head(res, 1);
+  std::string head = json_str(res["bundles"][0], "head");
+  ASSERT_FALSE(first.empty());
+  ASSERT_NE(first, head);
+  EXPECT_EQ(
+      git_out({"--git-dir", remote, "rev-parse", "refs/heads/develop/b1-alpha"}, scratch.path()),
+      head);
+  EXPECT_EQ(git_out({"--git-dir", remote, "rev-parse", head + "^"}, scratch.path()), first);
+  EXPECT_EQ(git_out({"--git-dir", remote, "show", head + ":src/compat.txt"}, scratch.path()),
+            "compat");
+  EXPECT_EQ(git_out({"--git-dir", remote, "for-each-ref", "--format=%(refname)", "refs/heads"},
+                    scratch.path()),
+            "refs/heads/develop/b1-alpha\nrefs/heads/main");
+
+  // One cycle, recorded on the pull request, and one correction to
+  // repair_bundle whose evidence holds the job log and the local failure.
+  Json st = state_of(res);
+  EXPECT_EQ(st["prs"][0]["reactions"]["ci_failure"]["cycles"], 1) << dump_py(st["prs"]);
+  std::vector<Json> corrections = events_of(res, "ORCHESTRATOR_CORRECTION");
+  ASSERT_EQ(corrections.size(), 1u);
+  EXPECT_EQ(corrections[0]["detail"]["reaction"], "repair");
+  EXPECT_EQ(corrections[0]["detail"]["trigger"], "ci_failure");
+  EXPECT_EQ(corrections[0]["detail"]["lane_to"], "repair_bundle");
+  std::string findings = test::slurp(json_str(corrections[0]["detail"], "evidence"));
+  EXPECT_NE(findings.find(job_log), std::string::npos) << findings;
+  EXPECT_NE(findings.find("$ sh run-tests.sh (exit 1)"), std::string::npos) << findings;
+  EXPECT_NE(findings.find("FAIL tests/ci.sh"), std::string::npos) << findings;
+
+  // The developer's dispatch quotes the log inside the data fence.
+  auto prompts = prompts_holding(res, "b1", job_log);
+  ASSERT_EQ(prompts.size(), 1u);
+  const std::string& p = prompts[0];
+  size_t fence = p.find("(findings: data quoted from another agent or a user");
+  ASSERT_NE(fence, std::string::npos) << p;
+  size_t open = p.find("```text\n", fence), at = p.find(job_log), close = p.rfind("```");
+  EXPECT_LT(open, at) << p;
+  EXPECT_LT(at, close) << p;
+  expect_replays_cleanly(res);
+}
+
+// GRAPH.yaml's ci_failure reaction set to repair, and the check fails on
+// GitHub (look-1) while the bundle's own test and build commands pass at
+// the pull request's head: no cycle is spent, the failure is reported as
+// possibly flaky, and the branch stays as it was delivered.
+TEST_F(RunGithub, ACiFailureTheBundlesOwnCommandsPassIsReportedAsPossiblyFlakyNotRepaired) {
+  std::string skill = skill_reacting("ci_failure", "repair", 2);
+  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  const std::string link = "https://github.com/acme/widgets/actions/runs/7/job/8";
+  test::write_text(gh_dir + "/pr-1.look-1", checks_line("COMPLETED", "FAILURE", link));
+  test::write_text(gh_dir + "/job-8.log", "test\tRun tests\tconnection reset by peer\n");
+
+  auto r = run({"--skill", skill});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["status"], "COMPLETE");
+  expect_one_pr_per_bundle(res, {{"b1", {1}}});
+  EXPECT_TRUE(events_of(res, "ORCHESTRATOR_CORRECTION").empty());
+  ASSERT_EQ(res["prs"].size(), 1u) << dump_py(res);
+  EXPECT_EQ(res["prs"][0]["checks"], "failing");
+  EXPECT_EQ(res["prs"][0]["reaction"]["last"], "report_flaky") << dump_py(res["prs"]);
+  Json st = state_of(res);
+  const Json& pr = st["prs"][0];
+  EXPECT_EQ(pr["reaction"], (Json{{"last", "report_flaky"}, {"trigger", "ci_failure"}}));
+  EXPECT_EQ(pr["reactions"]["ci_failure"].value("cycles", 0), 0) << dump_py(pr);
+  EXPECT_EQ(json_str(pr["reactions"]["ci_failure"], "head"), json_str(res["bundles"][0], "head"));
+  EXPECT_EQ(first_inspected_head(res, 1), json_str(res["bundles"][0], "head"));
+  size_t flaky = 0;
+  for (const auto& e : events_of(res, "CI_FAILURE_REPORTED"))
+    flaky += e["detail"]["reaction"] == "report_flaky";
+  EXPECT_EQ(flaky, 1u);
+  EXPECT_NE((r.out + r.err).find("possibly flaky or infrastructure"), std::string::npos)
+      << r.out << r.err;
+  expect_replays_cleanly(res);
+}
+
+// GRAPH.yaml's changes_requested reaction set to repair with one cycle.
+// Every look answers CHANGES_REQUESTED; the review asking to rename the
+// helper is repaired once, and the reviewer's second review (from look-2
+// on) asks again: the cycles are spent, so the bundle waits for a person
+// with the review in reaction-evidence.md, and no second pull request.
+TEST_F(RunGithub, AReviewAskingAgainOnceTheRepairCyclesAreSpentParksTheBundleWithTheEvidence) {
+  std::string skill = skill_reacting("changes_requested", "repair", 1);
+  Json sc = test::one_task_scenario(test::OneTaskScenario{0, std::nullopt, Json(), {}});
+  Json& dev = sc["personas"]["developer"];
+  dev.insert(dev.begin(), Json{{"dispatch_contains", "please rename the helper"},
+                               {"files", Json::array({file("src/renamed.txt", "renamed\n")})},
+                               {"result", done("renamed", Json::array({"src/renamed.txt"}))}});
+  test::write_text(scenario, dump_py(sc, 2));
+  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  const Json asked = gh_review("CHANGES_REQUESTED", "please rename the helper");
+  const Json again = gh_review("CHANGES_REQUESTED", "the helper is still misnamed");
+  test::write_text(gh_dir + "/pr-1.look-1", "reviewDecision=CHANGES_REQUESTED\n");
+  test::write_text(gh_dir + "/pr-1.look-2",
+                   "reviews=" + dump_py(Json::array({asked, again})) + "\n");
+  test::write_text(gh_dir + "/pr-1.reviews.json", dump_py(Json::array({asked})) + "\n");
+
+  auto r = run({"--skill", skill});
+  ASSERT_EQ(r.exit_code, 2) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["status"], "HUMAN_REQUIRED");
+  ASSERT_EQ(res["human_required"].size(), 1u) << dump_py(res);
+  const Json& waiting = res["human_required"][0];
+  EXPECT_EQ(waiting["bundle"], "b1");
+  std::string reason = json_str(waiting, "reason");
+  EXPECT_EQ(reason.find('\n'), std::string::npos) << reason;
+  EXPECT_NE(reason.find("changes_requested on PR #1: the repair cycles are spent"),
+            std::string::npos)
+      << reason;
+  std::string evidence = json_str(res, "run_dir") + "/bundles/b1/reaction-evidence.md";
+  EXPECT_NE(reason.find(evidence), std::string::npos) << reason;
+  ASSERT_TRUE(path_exists(evidence));
+  EXPECT_NE(test::slurp(evidence).find("the helper is still misnamed"), std::string::npos)
+      << test::slurp(evidence);
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tcreate\t"), 1u) << gh_calls();
+  EXPECT_EQ(pull_requests().size(), 1u);
+
+  // The one cycle was spent: its commit is on the pull request's branch.
+  Json st = state_of(res);
+  EXPECT_EQ(st["prs"][0]["reactions"]["changes_requested"]["cycles"], 1) << dump_py(st["prs"]);
+  EXPECT_EQ(st["bundles"][0]["status"], "parked");
+  std::string head =
+      git_out({"--git-dir", remote, "rev-parse", "refs/heads/develop/b1-alpha"}, scratch.path());
+  EXPECT_EQ(git_out({"--git-dir", remote, "rev-parse", head + "^"}, scratch.path()),
+            first_inspected_head(res, 1));
+  EXPECT_EQ(git_out({"--git-dir", remote, "show", head + ":src/renamed.txt"}, scratch.path()),
+            "renamed");
+  std::vector<std::string> reactions;
+  for (const auto& e : events_of(res, "ORCHESTRATOR_CORRECTION"))
+    reactions.push_back(json_str(e["detail"], "reaction"));
+  EXPECT_EQ(reactions, (std::vector<std::string>{"repair", "park_exhausted"}));
+  expect_replays_cleanly(res);
+}
+
+// GRAPH.yaml's changes_requested reaction set to repair with two cycles.
+// The developer's answer to the review rewrites src/b1.txt as it was, so
+// the repair commits nothing and the pull request's head and diff stay as
+// they were while its review still asks for changes: the bundle parks
+// after the first cycle, without spending the second.
+TEST_F(RunGithub, ARepairCycleThatChangesNothingParksTheBundleWithoutSpendingTheNextCycle) {
+  std::string skill = skill_reacting("changes_requested", "repair", 2);
+  Json sc = test::one_task_scenario(test::OneTaskScenario{0, std::nullopt, Json(), {}});
+  Json& dev = sc["personas"]["developer"];
+  dev.insert(dev.begin(), Json{{"dispatch_contains", "please rename the helper"},
+                               {"files", Json::array({file("src/b1.txt", "b1\n")})},
+                               {"result", done("looked at it", Json::array({"src/b1.txt"}))}});
+  test::write_text(scenario, dump_py(sc, 2));
+  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  test::write_text(gh_dir + "/pr-1.look-1", "reviewDecision=CHANGES_REQUESTED\n");
+  test::write_text(
+      gh_dir + "/pr-1.reviews.json",
+      dump_py(Json::array({gh_review("CHANGES_REQUESTED", "please rename the helper")})) + "\n");
+
+  auto r = run({"--skill", skill});
+  ASSERT_EQ(r.exit_code, 2) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["status"], "HUMAN_REQUIRED");
+  ASSERT_EQ(res["human_required"].size(), 1u) << dump_py(res);
+  EXPECT_EQ(res["human_required"][0]["bundle"], "b1");
+  std::string reason = json_str(res["human_required"][0], "reason");
+  EXPECT_NE(reason.find("the last repair cycle changed nothing"), std::string::npos) << reason;
+  std::string evidence = json_str(res, "run_dir") + "/bundles/b1/reaction-evidence.md";
+  ASSERT_TRUE(path_exists(evidence));
+  EXPECT_NE(test::slurp(evidence).find("please rename the helper"), std::string::npos)
+      << test::slurp(evidence);
+
+  Json st = state_of(res);
+  EXPECT_EQ(st["prs"][0]["reactions"]["changes_requested"]["cycles"], 1) << dump_py(st["prs"]);
+  std::vector<std::string> reactions;
+  for (const auto& e : events_of(res, "ORCHESTRATOR_CORRECTION"))
+    reactions.push_back(json_str(e["detail"], "reaction"));
+  EXPECT_EQ(reactions, (std::vector<std::string>{"repair", "park_no_progress"}));
+  // Nothing new reached the pull request.
+  EXPECT_EQ(
+      git_out({"--git-dir", remote, "rev-parse", "refs/heads/develop/b1-alpha"}, scratch.path()),
+      first_inspected_head(res, 1));
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tcreate\t"), 1u) << gh_calls();
+  expect_replays_cleanly(res);
+}
+
+// GRAPH.yaml's ci_failure reaction set to repair with two cycles, in a
+// repository with no test or build command (.devgraph/commands.json names
+// none), so the failing check (every look from look-1 on) cannot be tried
+// locally and a cycle is spent on it. The developer rewrites src/b1.txt
+// as it was: nothing is committed, and the check fails as before at the
+// same head, so the bundle parks after the first cycle without spending
+// the second.
+TEST_F(RunGithub, ACiRepairThatChangesNothingParksTheBundleWhileTheSameHeadStillFails) {
+  test::write_text(repo + "/.devgraph/commands.json", "{}\n");
+  git({"commit", "-q", "-am", "no commands"});
+  git({"push", "-q", "origin", "main"});
+  std::string skill = skill_reacting("ci_failure", "repair", 2);
+  const std::string job_log = "FAIL tests/b1.sh on the CI runner";
+  Json sc = test::one_task_scenario(test::OneTaskScenario{0, std::nullopt, Json(), {}});
+  Json& dev = sc["personas"]["developer"];
+  dev.insert(dev.begin(), Json{{"dispatch_contains", job_log},
+                               {"files", Json::array({file("src/b1.txt", "b1\n")})},
+                               {"result", done("looked at it", Json::array({"src/b1.txt"}))}});
+  test::write_text(scenario, dump_py(sc, 2));
+  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  const std::string link = "https://github.com/acme/widgets/actions/runs/7/job/8";
+  test::write_text(gh_dir + "/pr-1.look-1", checks_line("COMPLETED", "FAILURE", link));
+  test::write_text(gh_dir + "/job-8.log", "test\tRun tests\t" + job_log + "\n");
+
+  auto r = run({"--skill", skill});
+  ASSERT_EQ(r.exit_code, 2) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["status"], "HUMAN_REQUIRED");
+  ASSERT_EQ(res["human_required"].size(), 1u) << dump_py(res);
+  EXPECT_EQ(res["human_required"][0]["bundle"], "b1");
+  std::string reason = json_str(res["human_required"][0], "reason");
+  EXPECT_NE(reason.find("ci_failure on PR #1: the last repair cycle changed nothing"),
+            std::string::npos)
+      << reason;
+  std::string evidence = json_str(res, "run_dir") + "/bundles/b1/reaction-evidence.md";
+  ASSERT_TRUE(path_exists(evidence));
+  EXPECT_NE(test::slurp(evidence).find(job_log), std::string::npos) << test::slurp(evidence);
+  Json st = state_of(res);
+  EXPECT_EQ(st["prs"][0]["reactions"]["ci_failure"]["cycles"], 1) << dump_py(st["prs"]);
+  std::vector<std::string> reactions;
+  for (const auto& e : events_of(res, "ORCHESTRATOR_CORRECTION"))
+    reactions.push_back(json_str(e["detail"], "reaction"));
+  EXPECT_EQ(reactions, (std::vector<std::string>{"repair", "park_no_progress"}));
+  EXPECT_EQ(
+      git_out({"--git-dir", remote, "rev-parse", "refs/heads/develop/b1-alpha"}, scratch.path()),
+      first_inspected_head(res, 1));
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tcreate\t"), 1u) << gh_calls();
+  expect_replays_cleanly(res);
+}
+
+// The delivered pull request is merged on the remote (look-2 says so)
+// while its worktree holds one more local commit nobody pushed: the next
+// run's clean-up preserves the worktree and its branch, saying why.
+TEST_F(RunGithub, AMergedPullRequestsWorktreeWithACommitNeverPushedIsPreservedWithItsBranch) {
+  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  expect_one_pr_per_bundle(res, {{"b1", {1}}});
+  std::string delivered = json_str(res["bundles"][0], "head");
+  std::string worktree = json_str(state_of(res)["bundles"][0], "worktree");
+  ASSERT_TRUE(is_directory(worktree));
+
+  // A person merges the pull request, and someone commits in the worktree
+  // without pushing.
+  git({"fetch", "-q", "origin"});
+  git({"merge", "-q", "--no-ff", "--no-edit", "origin/develop/b1-alpha"});
+  git({"push", "-q", "origin", "main"});
+  std::string merge = git_out({"rev-parse", "HEAD"});
+  test::write_text(worktree + "/notes.txt", "not pushed\n");
+  git({"add", "notes.txt"}, worktree);
+  git({"commit", "-q", "-m", "local only"}, worktree);
+  std::string local = git_out({"rev-parse", "HEAD"}, worktree);
+  test::write_text(gh_dir + "/pr-1.look-2",
+                   "state=MERGED\nmergeCommit=" + merge + "\nmergedAt=2026-12-01T10:00:00Z\n");
+  test::write_text(gh_dir + "/pr-1.diff", "diff --git a/src/b1.txt b/src/b1.txt\n");
+  write_issues("issues.json", Json::array());  // the merge closed #1
+
+  r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  res = result_of(r);
+  EXPECT_TRUE(res["cleanup"]["removed"].empty()) << dump_py(res["cleanup"]);
+  ASSERT_EQ(res["cleanup"]["preserved"].size(), 1u) << dump_py(res["cleanup"]);
+  const Json& kept = res["cleanup"]["preserved"][0];
+  EXPECT_EQ(kept["path"], worktree);
+  EXPECT_EQ(kept["branch"], "develop/b1-alpha");
+  EXPECT_EQ(kept["why"], "commits the remote does not have");
+  std::vector<Json> done_events = events_of(res, "CLEANUP_DONE");
+  ASSERT_EQ(done_events.size(), 1u);
+  EXPECT_EQ(done_events[0]["detail"]["preserved"], res["cleanup"]["preserved"]);
+  EXPECT_TRUE(done_events[0]["detail"]["removed"].empty());
+  // The worktree, its commit and its branch are as they were; the remote's
+  // branch is still the delivered head.
+  ASSERT_TRUE(is_directory(worktree));
+  EXPECT_EQ(git_out({"rev-parse", "HEAD"}, worktree), local);
+  EXPECT_EQ(test::slurp(worktree + "/notes.txt"), "not pushed\n");
+  EXPECT_EQ(git_out({"rev-parse", "refs/heads/develop/b1-alpha"}), local);
+  EXPECT_EQ(
+      git_out({"--git-dir", remote, "rev-parse", "refs/heads/develop/b1-alpha"}, scratch.path()),
+      delivered);
+  expect_replays_cleanly(res);
+}
+
+// Auto-merge, refused when create_pr first asked (FAKE_GH_AUTO_MERGE=fail),
+// and a review asking for changes repaired by one cycle (GRAPH.yaml's
+// changes_requested set to repair): the repair's delivery to the same pull
+// request does not ask GitHub again, and the refusal's words are kept.
+TEST_F(RunGithub, AutoMergeRefusedAtCreationIsNotAskedAgainWhenARepairDeliversOnceMore) {
+  std::string skill = skill_reacting("changes_requested", "repair", 2);
+  Json sc = test::one_task_scenario(test::OneTaskScenario{0, std::nullopt, Json(), {}});
+  Json& dev = sc["personas"]["developer"];
+  dev.insert(dev.begin(), Json{{"dispatch_contains", "please rename the helper"},
+                               {"files", Json::array({file("src/renamed.txt", "renamed\n")})},
+                               {"result", done("renamed", Json::array({"src/renamed.txt"}))}});
+  test::write_text(scenario, dump_py(sc, 2));
+  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  extra_env["FAKE_GH_AUTO_MERGE"] = "fail";
+  test::write_text(gh_dir + "/pr-1.look-1", "reviewDecision=CHANGES_REQUESTED\n");
+  test::write_text(gh_dir + "/pr-1.look-2", "reviewDecision=APPROVED\n");
+  test::write_text(
+      gh_dir + "/pr-1.reviews.json",
+      dump_py(Json::array({gh_review("CHANGES_REQUESTED", "please rename the helper")})) + "\n");
+
+  auto r = run({"--skill", skill, "--merge-policy", "auto_when_checks_pass"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["status"], "COMPLETE");
+  ASSERT_EQ(res["prs"].size(), 1u) << dump_py(res);
+  EXPECT_EQ(res["prs"][0]["auto_merge"], "unavailable");
+  EXPECT_EQ(res["prs"][0]["review"], "APPROVED");
+  EXPECT_EQ(state_of(res)["prs"][0]["reactions"]["changes_requested"]["cycles"], 1);
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tcreate\t"), 1u) << gh_calls();
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tmerge\t"), 1u) << gh_calls();
+  std::vector<Json> refused = events_of(res, "AUTO_MERGE_UNAVAILABLE");
+  ASSERT_FALSE(refused.empty());
+  EXPECT_NE(dump_py(refused[0]["detail"]).find("Auto merge is not allowed for this repository"),
+            std::string::npos)
+      << dump_py(refused[0]);
   expect_replays_cleanly(res);
 }
 
