@@ -230,6 +230,19 @@ TEST_F(FakeGhScript, AReviewsLineOfALookFileReplacesTheReviewsFromThatLookOn) {
   EXPECT_EQ(gh_json({"pr", "view", "2", "--json", "reviews"}).at("reviews"), Json::array());
 }
 
+TEST_F(FakeGhScript, AHeadRefNameLineOfALookFileRenamesTheHeadFromThatLookOn) {
+  open_prs();
+  write_gh("pr-1.look-2", "headRefName=feature/theirs\n");
+  const Argv head = {"pr", "view", "1", "--json", "number,headRefName"};
+  const std::string before = gh_json(head).at("headRefName").get<std::string>();
+  EXPECT_NE(before, "feature/theirs");
+  gh_json({"pr", "view", "1", "--json", kStatusFields});  // status look 1
+  EXPECT_EQ(gh_json(head).at("headRefName"), before);
+  EXPECT_EQ(gh_json({"pr", "view", "1", "--json", kStatusFields}).at("headRefName"),
+            "feature/theirs");  // status look 2
+  EXPECT_EQ(gh_json(head).at("headRefName"), "feature/theirs");
+}
+
 TEST_F(FakeGhScript, ServesReviewsDiffsAndFailedJobLogsFromTheTestsFiles) {
   open_prs();
   const Json reviews = Json::array(

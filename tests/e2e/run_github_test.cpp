@@ -405,6 +405,57 @@ TEST_F(RunGithub, GhOutputThatIsNotTheListAskedForIsOneLineAndWritesNothing) {
   EXPECT_EQ(count_prefixed(gh_calls(), "pr\t"), 0u);
 }
 
+// What gh says about a pull request is data too. An answer that is not
+// JSON, and one about a head branch that is not the bundle's, are one
+// line each; that pull request is left as it was (no report, no merge, its
+// worktree kept) and the run goes on to the end.
+TEST_F(RunGithub, PullRequestAnswersThatAreNotJsonOrNotAboutTheBundlesBranchAreOneLineEach) {
+  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"}),
+                                           gh_issue(2, "beta", {"devgraph"})}));
+  // Whichever bundle's pull request is #1 gets an answer that is not
+  // JSON, #2 one naming another head branch.
+  test::write_text(gh_dir + "/pr-1.look-1", "checks=[{\"oops\n");
+  test::write_text(gh_dir + "/pr-2.look-1", "headRefName=feature/theirs\n");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["status"], "COMPLETE");
+  std::string second;
+  for (const auto& [head, pr] : pull_requests())
+    if (pr.number == 2) second = head;
+  ASSERT_FALSE(second.empty());
+  size_t not_inspected = 0, left_alone = 0;
+  for (const auto& l : lines_of(r.err)) {
+    not_inspected += l.find("PR #1 not inspected: ") != std::string::npos &&
+                     l.find("not a JSON object") != std::string::npos;
+    left_alone += l.find("PR #2 left alone: its head branch feature/theirs is not " + second) !=
+                  std::string::npos;
+  }
+  EXPECT_EQ(not_inspected, 1u) << r.err;
+  EXPECT_EQ(left_alone, 1u) << r.err;
+  for (const auto& e : events(res)) {
+    EXPECT_NE(e["type"], "PR_CHECKS_INSPECTED") << dump_py(e);
+    EXPECT_NE(e["type"], "CI_FAILURE_REPORTED") << dump_py(e);
+  }
+  // After the two pull requests were opened, only looks: nothing merged,
+  // closed, edited or created.
+  auto calls = lines_of(gh_calls());
+  size_t last_create = 0;
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (calls[i].rfind("pr\tcreate\t", 0) == 0) last_create = i;
+  const std::set<std::string> looks = {"view", "list", "diff"};
+  for (size_t i = last_create + 1; i < calls.size(); ++i) {
+    auto tab = calls[i].find('\t');
+    std::string verb = calls[i].substr(tab + 1, calls[i].find('\t', tab + 1) - tab - 1);
+    EXPECT_TRUE(looks.count(verb)) << calls[i];
+  }
+  for (const auto& b : state_of(res)["bundles"]) {
+    EXPECT_EQ(b["status"], "delivered") << dump_py(b);
+    EXPECT_TRUE(is_directory(json_str(b, "worktree"))) << dump_py(b);
+  }
+  expect_replays_cleanly(res);
+}
+
 // One pull request watched over three runs while GitHub changes it: its
 // checks pending, then failing (reported with names and links, not
 // repaired: GRAPH.yaml's reactions report by default), then a person
