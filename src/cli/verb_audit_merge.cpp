@@ -4,6 +4,9 @@
 // line on stdout is the RESULT_JSON line of RUN_DIR/audit/KEY/result.json.
 #include <unistd.h>
 
+#include <cstdlib>
+
+#include "bundle/limits_protocol.h"
 #include "cli/verbs.h"
 #include "orchestrator/merge_audit.h"
 #include "util/args.h"
@@ -46,6 +49,7 @@ int verb_audit_merge(const VerbArgs& args) {
   opt.agent_bin = a->get_or("claude-bin", "");
   opt.model = a->get("model");
   opt.sim_scenario = a->get_or("sim-scenario", "");
+  if (const char* limits = std::getenv(bundle::kLimitsSocketEnv)) opt.limits_socket = limits;
   auto tmpl = agent_command_template(a->get("agent-command"), opt.agent);
   if (!tmpl) return usage_exit(p.usage_error(tmpl.error().message));
   opt.agent_command = std::move(*tmpl);

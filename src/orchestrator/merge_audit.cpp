@@ -10,7 +10,10 @@
 #include <utility>
 
 #include "agents/backend.h"
+#include "bundle/launcher.h"
+#include "bundle/limits_client.h"
 #include "bundle/run.h"
+#include "bundle/slot_gate.h"
 #include "contracts/schema.h"
 #include "graph/graph.h"
 #include "lane/lane.h"
@@ -488,15 +491,40 @@ Expected<Setup> set_up(const MergeAuditOptions& opt, const std::string& dir) {
 
 // Waits for the one launch in flight. A stop signal stops it; the
 // signal is then returned in `stopped_by` with the completion.
-agents::Completion await_completion(agents::PersonaRuntime& rt, int& stopped_by) {
-  using K = agents::RuntimeEvent::Kind;
+// The launcher's completion as the runtime reported it. A launch the run's
+// limits withdrew before it started is a launch that failed, with why.
+agents::Completion completion_of(const bundle::LaunchEvent& e) {
+  agents::Completion c;
+  c.handle = e.handle;
+  c.persona = e.persona;
+  c.result = e.result;
+  c.session_id = e.session_id;
+  c.cost_usd = e.cost_usd;
+  c.tokens = e.tokens;
+  c.tool_calls = e.tool_calls;
+  c.duration_ms = e.duration_ms;
+  c.resumed = e.resumed;
+  c.error = e.detail;
+  c.outcome = agents::Outcome::launch_failed;
+  for (auto o :
+       {agents::Outcome::result, agents::Outcome::malformed_result, agents::Outcome::timeout,
+        agents::Outcome::cli_error, agents::Outcome::provider_limit, agents::Outcome::launch_failed,
+        agents::Outcome::interrupted})
+    if (agents::outcome_name(o) == e.outcome) c.outcome = o;
+  if (e.outcome == bundle::kOutcomeWithdrawn && c.error.empty())
+    c.error = "withdrawn by the run's limits: " + json_str(e.result, "summary");
+  return c;
+}
+
+agents::Completion await_completion(bundle::Launcher& launcher, int& stopped_by) {
+  using K = bundle::LaunchEvent::Kind;
   std::optional<agents::Completion> done;
-  while (auto ev = rt.next_event()) {
+  while (auto ev = launcher.next()) {
     if (ev->kind == K::interrupted && stopped_by == 0) {
       stopped_by = ev->signal;
-      rt.stop_all();
-    } else if (ev->kind == K::completed && ev->completion) {
-      done = *ev->completion;
+      launcher.stop_all();
+    } else if (ev->kind == K::completed) {
+      done = completion_of(*ev);
       if (stopped_by == 0) break;
     }
   }
@@ -518,7 +546,7 @@ struct Dispatching {
 // Dispatches the auditor until judge_audit() settles the PR: the outcome
 // so far and the auditor's last result. A stop signal ends it with
 // `stopped_by` set.
-Expected<std::pair<MergeAuditOutcome, Json>> dispatch_auditor(agents::PersonaRuntime& rt,
+Expected<std::pair<MergeAuditOutcome, Json>> dispatch_auditor(bundle::Launcher& launcher,
                                                               CommandRunner& runner,
                                                               const Dispatching& d,
                                                               AuditRange range, int& stopped_by) {
@@ -544,9 +572,10 @@ Expected<std::pair<MergeAuditOutcome, Json>> dispatch_auditor(agents::PersonaRun
     launch.run_dir = d.opt.run_dir;
     launch.skill_dir = d.setup.skill;
     launch.output_path = join_path(d.dir, d.setup.persona + ".output.log");
-    DG_TRY(auto id, rt.launch(launch));
+    DG_TRY(auto id, launcher.launch(launch));
     (void)id;  // one launch at a time: its completion is the next one
-    agents::Completion c = await_completion(rt, stopped_by);
+    agents::Completion c = await_completion(launcher, stopped_by);
+    o.cost_usd += c.cost_usd;
     if (stopped_by) return fail(ErrorKind::interrupted, "stopped", 128 + stopped_by);
     AuditJudgement j = judge_audit(c, n);
     if (j.step == AuditStep::dispatch_again) {
@@ -631,7 +660,12 @@ MergeAuditReport run_merge_audit(const MergeAuditOptions& opt, CommandRunner& ru
     cfg.backend.allowed_tools.push_back(std::move(t));
   auto runtime = agents::PersonaRuntime::create(cfg);
   if (!runtime) return error_report(runtime.error());
-  agents::PersonaRuntime& rt = **runtime;
+  auto launcher = bundle::runtime_launcher(std::move(*runtime));
+  if (!opt.limits_socket.empty()) {
+    auto gate = bundle::connect_limits(opt.limits_socket, "audit-" + opt.key);
+    if (!gate) return error_report(gate.error());
+    launcher = bundle::gated_launcher(std::move(launcher), std::move(*gate));
+  }
   auto stopped = [&](int sig) {
     (void)remove_audit_worktree(runner, *req);  // made again by the next attempt
     return error_report(128 + sig, "stopped by " + stop_signal_name(sig) + "; no result written");
@@ -639,15 +673,15 @@ MergeAuditReport run_merge_audit(const MergeAuditOptions& opt, CommandRunner& ru
   if (int sig = signals->take()) return stopped(sig);
 
   int sig = 0;
-  auto answered = dispatch_auditor(rt, runner, Dispatching{opt, *setup, *req, dir}, range, sig);
+  auto answered =
+      dispatch_auditor(*launcher, runner, Dispatching{opt, *setup, *req, dir}, range, sig);
   if (sig) return stopped(sig);
   if (!answered) return error_report(answered.error());
   MergeAuditOutcome& o = answered->first;
   const Json& last = answered->second;
   o.gaps = audit_gaps(last, o.audited, o.findings.size());
   o.summary = json_str(last, "summary");
-  o.cost_usd = rt.total_cost();
-  o.persona_runs = rt.persona_runs();
+  o.persona_runs = launcher->persona_runs();
   Json result = merge_audit_result_json(*req, o);
   if (auto ok = write_file_atomic(result_path, dump_py(result, 2) + "\n"); !ok)
     return error_report(ok.error());

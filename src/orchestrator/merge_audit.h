@@ -161,6 +161,10 @@ struct MergeAuditOptions {
   std::optional<double> persona_timeout_seconds;
   std::string sim_scenario;
   std::vector<std::string> agent_command;
+  // The run's limits broker (DEVGRAPH_LIMITS_SOCKET, as `devgraph run`
+  // gives its drivers): the auditor waits for a persona slot there and is
+  // withdrawn, blocked, once the run's budget is spent. Empty: no limits.
+  std::string limits_socket;
   // Every runtime log record as it is written; may be empty.
   std::function<void(const Json&)> on_log;
 };

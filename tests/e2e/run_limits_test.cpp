@@ -250,6 +250,46 @@ TEST_F(RunLimits, ASpentBudgetStopsNewLaunchesEverywhereAndAHigherOneGoesOn) {
   EXPECT_EQ(res["limits"]["budget_spent"], false);
 }
 
+// The merged work's auditors are the run's personas too: with one live
+// persona allowed and a budget the first auditor spends, the second one
+// waits for the slot, is withdrawn once the budget is spent, and its merge
+// stays unaudited for the next window, with the budget named.
+TEST_F(RunLimits, AuditorsWaitForTheRunsPersonaSlotsAndStopAtItsBudget) {
+  set_graph("max_live_personas: 39", "max_live_personas: 1");
+  for (const char* t : {"alpha", "beta"}) file_issue(t);
+  auto r = run({"--max-bundles", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json first = *parse_json(test::slurp(json_str(result_of(r), "run_dir") + "/state.json"), "s");
+  for (const auto& b : first["bundles"])
+    git({"merge", "-q", "--no-ff", "--no-edit", json_str(b, "branch")});
+  Json sc = scenario(30, 0.0);
+  sc["personas"]["merge-auditor"] = Json::array(
+      {{{"latency_ms", 30},
+        {"cost_usd", 1.0},
+        {"result", {{"status", "DONE"}, {"summary", "clean"}, {"evidence", Json::array()}}}}});
+  write_scenario(sc);
+  r = run({"--max-bundles", "2", "--budget-usd", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  const Json& window = res["audit"]["window"];
+  ASSERT_EQ(window.size(), 2u) << dump_py(res["audit"]);
+  std::map<std::string, int> statuses;
+  for (const auto& w : window) ++statuses[json_str(w, "status")];
+  EXPECT_EQ(statuses, (std::map<std::string, int>{{"audited", 1}, {"blocked", 1}}))
+      << dump_py(window);
+  for (const auto& w : window)
+    if (json_str(w, "status") == "blocked") {
+      EXPECT_NE(json_str(w, "reason").find("budget"), std::string::npos) << dump_py(w);
+    }
+  // One auditor ran: one persona, never two at once.
+  std::string run_dir = json_str(res, "run_dir");
+  int launched = 0;
+  for (const auto& key : test::lines_of(test::entries(run_dir + "/audit")))
+    for (const auto& rec : test::read_jsonl(run_dir + "/audit/" + key + "/audit.log"))
+      launched += json_str(rec, "event") == "launched";
+  EXPECT_EQ(launched, 1);
+}
+
 // A bundle may use four persona runs: the fourth (a verifier) ends while
 // the other verifier still runs, which finishes too; the task is committed
 // and the bundle parks before its next persona, the inbox says why, and an
