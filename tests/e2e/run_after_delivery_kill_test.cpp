@@ -76,6 +76,10 @@ struct Round {
   int number;
 };
 
+void PrintTo(const Round& r, std::ostream* os) {
+  *os << r.delivery << " round " << r.number;
+}
+
 class AfterDeliveryKill : public ::testing::TestWithParam<Round> {
  protected:
   bool github() const { return GetParam().delivery == "github"; }
@@ -108,21 +112,14 @@ class AfterDeliveryKill : public ::testing::TestWithParam<Round> {
 
   std::map<std::string, std::string> env(const std::string& crash = "") const {
     const char* path = std::getenv("PATH");
-    return {{"AI_ROOT", ai_root},
-            {"PATH", bin + ":" + (path ? path : "/usr/bin:/bin")},
-            {"FAKE_GH_DIR", gh_dir},
-            {"GIT_CONFIG_COUNT", "4"},
-            {"GIT_CONFIG_KEY_0", "user.name"},
-            {"GIT_CONFIG_VALUE_0", "devgraph test"},
-            {"GIT_CONFIG_KEY_1", "user.email"},
-            {"GIT_CONFIG_VALUE_1", "test@devgraph.invalid"},
-            {"GIT_CONFIG_KEY_2", "maintenance.auto"},
-            {"GIT_CONFIG_VALUE_2", "false"},
-            {"GIT_CONFIG_KEY_3", "gc.auto"},
-            {"GIT_CONFIG_VALUE_3", "0"},
-            {"NO_COLOR", "1"},
-            {"DEVGRAPH_RUN_CRASH_AT", crash},
-            {"DEVGRAPH_BUNDLE_CRASH_AT", ""}};
+    auto e = test::quiet_git_env();
+    e.insert({{"AI_ROOT", ai_root},
+              {"PATH", bin + ":" + (path ? path : "/usr/bin:/bin")},
+              {"FAKE_GH_DIR", gh_dir},
+              {"NO_COLOR", "1"},
+              {"DEVGRAPH_RUN_CRASH_AT", crash},
+              {"DEVGRAPH_BUNDLE_CRASH_AT", ""}});
+    return e;
   }
 
   std::vector<std::string> run_args() const {
@@ -158,15 +155,10 @@ class AfterDeliveryKill : public ::testing::TestWithParam<Round> {
   }
 
   void SetUp() override {
-    ASSERT_TRUE(make_directories(repo + "/tests"));
-    ASSERT_TRUE(make_directories(repo + "/.devgraph"));
     ASSERT_TRUE(make_directories(gh_dir));
     ASSERT_TRUE(make_directories(bin));
     test::adopt_orphans();
-    test::write_text(repo + "/run-tests.sh", test::kRunTests);
-    test::write_text(repo + "/tests/base.sh", "true\n");
-    test::write_text(repo + "/.devgraph/commands.json",
-                     R"({"test": "sh run-tests.sh", "build": "sh run-tests.sh"})");
+    test::write_widgets_files(repo);
     git({"init", "-q", "-b", "main"});
     git({"add", "-A"});
     git({"commit", "-q", "-m", "base"});

@@ -130,12 +130,7 @@ class RunCli : public ::testing::Test {
   void SetUp() override {
     repo = scratch / "widgets";
     ai_root = scratch / "ai";
-    ASSERT_TRUE(make_directories(repo + "/tests"));
-    ASSERT_TRUE(make_directories(repo + "/.devgraph"));
-    test::write_text(repo + "/run-tests.sh", kRunTests);
-    test::write_text(repo + "/tests/base.sh", "true\n");
-    test::write_text(repo + "/.devgraph/commands.json",
-                     R"({"test": "sh run-tests.sh", "build": "sh run-tests.sh"})");
+    test::write_widgets_files(repo);
     git({"init", "-q", "-b", "main"});
     git({"add", "-A"});
     git({"commit", "-q", "-m", "base"});

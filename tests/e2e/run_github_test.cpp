@@ -73,14 +73,9 @@ size_t count_prefixed(const std::string& text, const std::string& prefix) {
 class RunGithub : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(make_directories(repo + "/tests"));
-    ASSERT_TRUE(make_directories(repo + "/.devgraph"));
     ASSERT_TRUE(make_directories(gh_dir));
     ASSERT_TRUE(make_directories(bin));
-    test::write_text(repo + "/run-tests.sh", kRunTests);
-    test::write_text(repo + "/tests/base.sh", "true\n");
-    test::write_text(repo + "/.devgraph/commands.json",
-                     R"({"test": "sh run-tests.sh", "build": "sh run-tests.sh"})");
+    test::write_widgets_files(repo);
     git({"init", "-q", "--bare", "-b", "main", remote}, scratch.path());
     git({"init", "-q", "-b", "main"});
     git({"add", "-A"});
@@ -255,6 +250,36 @@ class RunGithub : public ::testing::Test {
     for (const auto& e : events_of(res, "PR_CHECKS_INSPECTED"))
       if (e["detail"]["pr"] == number) return json_str(e["detail"], "head");
     return "";
+  }
+
+  // b1 parked after its first repair cycle changed nothing: one line
+  // holding `reason_text`, the evidence file holding `evidence_text`, one
+  // cycle of `reaction` spent, nothing new pushed, no second pull request.
+  void expect_parked_for_no_progress(const test::ProcessResult& r, const std::string& reaction,
+                                     const std::string& reason_text,
+                                     const std::string& evidence_text) {
+    ASSERT_EQ(r.exit_code, 2) << r.out << r.err;
+    Json res = result_of(r);
+    EXPECT_EQ(res["status"], "HUMAN_REQUIRED");
+    ASSERT_EQ(res["human_required"].size(), 1u) << dump_py(res);
+    EXPECT_EQ(res["human_required"][0]["bundle"], "b1");
+    std::string reason = json_str(res["human_required"][0], "reason");
+    EXPECT_NE(reason.find(reason_text), std::string::npos) << reason;
+    std::string evidence = json_str(res, "run_dir") + "/bundles/b1/reaction-evidence.md";
+    ASSERT_TRUE(path_exists(evidence));
+    EXPECT_NE(test::slurp(evidence).find(evidence_text), std::string::npos)
+        << test::slurp(evidence);
+    Json st = state_of(res);
+    EXPECT_EQ(st["prs"][0]["reactions"][reaction]["cycles"], 1) << dump_py(st["prs"]);
+    std::vector<std::string> reactions;
+    for (const auto& e : events_of(res, "ORCHESTRATOR_CORRECTION"))
+      reactions.push_back(json_str(e["detail"], "reaction"));
+    EXPECT_EQ(reactions, (std::vector<std::string>{"repair", "park_no_progress"}));
+    EXPECT_EQ(
+        git_out({"--git-dir", remote, "rev-parse", "refs/heads/develop/b1-alpha"}, scratch.path()),
+        first_inspected_head(res, 1));
+    EXPECT_EQ(count_prefixed(gh_calls(), "pr\tcreate\t"), 1u) << gh_calls();
+    expect_replays_cleanly(res);
   }
 
   test::Scratch scratch;
@@ -781,31 +806,9 @@ TEST_F(RunGithub, ARepairCycleThatChangesNothingParksTheBundleWithoutSpendingThe
       gh_dir + "/pr-1.reviews.json",
       dump_py(Json::array({gh_review("CHANGES_REQUESTED", "please rename the helper")})) + "\n");
 
-  auto r = run({"--skill", skill});
-  ASSERT_EQ(r.exit_code, 2) << r.out << r.err;
-  Json res = result_of(r);
-  EXPECT_EQ(res["status"], "HUMAN_REQUIRED");
-  ASSERT_EQ(res["human_required"].size(), 1u) << dump_py(res);
-  EXPECT_EQ(res["human_required"][0]["bundle"], "b1");
-  std::string reason = json_str(res["human_required"][0], "reason");
-  EXPECT_NE(reason.find("the last repair cycle changed nothing"), std::string::npos) << reason;
-  std::string evidence = json_str(res, "run_dir") + "/bundles/b1/reaction-evidence.md";
-  ASSERT_TRUE(path_exists(evidence));
-  EXPECT_NE(test::slurp(evidence).find("please rename the helper"), std::string::npos)
-      << test::slurp(evidence);
-
-  Json st = state_of(res);
-  EXPECT_EQ(st["prs"][0]["reactions"]["changes_requested"]["cycles"], 1) << dump_py(st["prs"]);
-  std::vector<std::string> reactions;
-  for (const auto& e : events_of(res, "ORCHESTRATOR_CORRECTION"))
-    reactions.push_back(json_str(e["detail"], "reaction"));
-  EXPECT_EQ(reactions, (std::vector<std::string>{"repair", "park_no_progress"}));
-  // Nothing new reached the pull request.
-  EXPECT_EQ(
-      git_out({"--git-dir", remote, "rev-parse", "refs/heads/develop/b1-alpha"}, scratch.path()),
-      first_inspected_head(res, 1));
-  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tcreate\t"), 1u) << gh_calls();
-  expect_replays_cleanly(res);
+  expect_parked_for_no_progress(run({"--skill", skill}), "changes_requested",
+                                "the last repair cycle changed nothing",
+                                "please rename the helper");
 }
 
 // GRAPH.yaml's ci_failure reaction set to repair with two cycles, in a
@@ -832,30 +835,9 @@ TEST_F(RunGithub, ACiRepairThatChangesNothingParksTheBundleWhileTheSameHeadStill
   test::write_text(gh_dir + "/pr-1.look-1", checks_line("COMPLETED", "FAILURE", link));
   test::write_text(gh_dir + "/job-8.log", "test\tRun tests\t" + job_log + "\n");
 
-  auto r = run({"--skill", skill});
-  ASSERT_EQ(r.exit_code, 2) << r.out << r.err;
-  Json res = result_of(r);
-  EXPECT_EQ(res["status"], "HUMAN_REQUIRED");
-  ASSERT_EQ(res["human_required"].size(), 1u) << dump_py(res);
-  EXPECT_EQ(res["human_required"][0]["bundle"], "b1");
-  std::string reason = json_str(res["human_required"][0], "reason");
-  EXPECT_NE(reason.find("ci_failure on PR #1: the last repair cycle changed nothing"),
-            std::string::npos)
-      << reason;
-  std::string evidence = json_str(res, "run_dir") + "/bundles/b1/reaction-evidence.md";
-  ASSERT_TRUE(path_exists(evidence));
-  EXPECT_NE(test::slurp(evidence).find(job_log), std::string::npos) << test::slurp(evidence);
-  Json st = state_of(res);
-  EXPECT_EQ(st["prs"][0]["reactions"]["ci_failure"]["cycles"], 1) << dump_py(st["prs"]);
-  std::vector<std::string> reactions;
-  for (const auto& e : events_of(res, "ORCHESTRATOR_CORRECTION"))
-    reactions.push_back(json_str(e["detail"], "reaction"));
-  EXPECT_EQ(reactions, (std::vector<std::string>{"repair", "park_no_progress"}));
-  EXPECT_EQ(
-      git_out({"--git-dir", remote, "rev-parse", "refs/heads/develop/b1-alpha"}, scratch.path()),
-      first_inspected_head(res, 1));
-  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tcreate\t"), 1u) << gh_calls();
-  expect_replays_cleanly(res);
+  expect_parked_for_no_progress(run({"--skill", skill}), "ci_failure",
+                                "ci_failure on PR #1: the last repair cycle changed nothing",
+                                job_log);
 }
 
 // The delivered pull request is merged on the remote (look-2 says so)

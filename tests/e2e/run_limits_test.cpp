@@ -48,12 +48,7 @@ class RunLimits : public ::testing::Test {
     repo = scratch / "widgets";
     ai_root = scratch / "ai";
     skill = scratch / "skill";
-    ASSERT_TRUE(make_directories(repo + "/tests"));
-    ASSERT_TRUE(make_directories(repo + "/.devgraph"));
-    test::write_text(repo + "/run-tests.sh", kRunTests);
-    test::write_text(repo + "/tests/base.sh", "true\n");
-    test::write_text(repo + "/.devgraph/commands.json",
-                     R"({"test": "sh run-tests.sh", "build": "sh run-tests.sh"})");
+    test::write_widgets_files(repo);
     git({"init", "-q", "-b", "main"});
     git({"add", "-A"});
     git({"commit", "-q", "-m", "base"});

@@ -85,12 +85,7 @@ struct Repo {
   mutable std::string home_;
 
   explicit Repo(const Json& play = scenario()) {
-    EXPECT_TRUE(make_directories(repo + "/tests"));
-    EXPECT_TRUE(make_directories(repo + "/.devgraph"));
-    test::write_text(repo + "/run-tests.sh", kRunTests);
-    test::write_text(repo + "/tests/base.sh", "true\n");
-    test::write_text(repo + "/.devgraph/commands.json",
-                     R"({"test": "sh run-tests.sh", "build": "sh run-tests.sh"})");
+    test::write_widgets_files(repo);
     git({"init", "-q", "-b", "main"});
     git({"add", "-A"});
     git({"commit", "-q", "-m", "base"});
@@ -114,22 +109,14 @@ struct Repo {
     return trimmed(r.out);
   }
 
-  // Git's identity and no background gc (its detached child would outlive
-  // the command that started it).
+  // The kill tests' git settings (test::quiet_git_env) and the crash point.
   std::map<std::string, std::string> env(const std::string& crash = "") const {
-    return {{"AI_ROOT", ai_root},
-            {"GIT_CONFIG_COUNT", "4"},
-            {"GIT_CONFIG_KEY_0", "user.name"},
-            {"GIT_CONFIG_VALUE_0", "devgraph test"},
-            {"GIT_CONFIG_KEY_1", "user.email"},
-            {"GIT_CONFIG_VALUE_1", "test@devgraph.invalid"},
-            {"GIT_CONFIG_KEY_2", "maintenance.auto"},
-            {"GIT_CONFIG_VALUE_2", "false"},
-            {"GIT_CONFIG_KEY_3", "gc.auto"},
-            {"GIT_CONFIG_VALUE_3", "0"},
-            {"NO_COLOR", "1"},
-            {"DEVGRAPH_RUN_CRASH_AT", crash},
-            {"DEVGRAPH_BUNDLE_CRASH_AT", ""}};
+    auto e = test::quiet_git_env();
+    e.insert({{"AI_ROOT", ai_root},
+              {"NO_COLOR", "1"},
+              {"DEVGRAPH_RUN_CRASH_AT", crash},
+              {"DEVGRAPH_BUNDLE_CRASH_AT", ""}});
+    return e;
   }
 
   long long file_issue(const std::string& title, std::vector<std::string> extra = {}) {

@@ -25,6 +25,18 @@
 
 namespace devgraph::test {
 
+std::map<std::string, std::string> quiet_git_env() {
+  return {{"GIT_CONFIG_COUNT", "4"},
+          {"GIT_CONFIG_KEY_0", "user.name"},
+          {"GIT_CONFIG_VALUE_0", "devgraph test"},
+          {"GIT_CONFIG_KEY_1", "user.email"},
+          {"GIT_CONFIG_VALUE_1", "test@devgraph.invalid"},
+          {"GIT_CONFIG_KEY_2", "maintenance.auto"},
+          {"GIT_CONFIG_VALUE_2", "false"},
+          {"GIT_CONFIG_KEY_3", "gc.auto"},
+          {"GIT_CONFIG_VALUE_3", "0"}};
+}
+
 std::vector<std::pair<int, unsigned long long>> recorded_processes(const std::string& path) {
   std::vector<std::pair<int, unsigned long long>> out;
   auto text = read_file(path);

@@ -16,6 +16,11 @@
 
 namespace devgraph::test {
 
+// What a kill test's runs and git commands share: git's identity and no
+// background gc or maintenance (a detached child would outlive the command
+// that started it, and the test waits for every process its runs leave).
+std::map<std::string, std::string> quiet_git_env();
+
 // The names in `dir` (no dot entries), sorted; empty when it does not exist.
 std::vector<std::string> names_in(const std::string& dir);
 

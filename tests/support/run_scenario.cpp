@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include "util/fs.h"
+
 namespace devgraph::test {
 
 const char* const kRunTests =
@@ -30,6 +32,15 @@ Json red(const std::string& summary, const std::string& check) {
   Json r = done(summary);
   r["commands"] = Json::array({check});
   return r;
+}
+
+void write_widgets_files(const std::string& repo) {
+  EXPECT_TRUE(make_directories(repo + "/tests"));
+  EXPECT_TRUE(make_directories(repo + "/.devgraph"));
+  write_text(repo + "/run-tests.sh", kRunTests);
+  write_text(repo + "/tests/base.sh", "true\n");
+  write_text(repo + "/.devgraph/commands.json",
+             R"({"test": "sh run-tests.sh", "build": "sh run-tests.sh"})");
 }
 
 Json one_task_scenario(const OneTaskScenario& o) {

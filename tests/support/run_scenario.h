@@ -16,6 +16,11 @@ namespace devgraph::test {
 // run-tests.sh: runs every tests/*.sh, fails when one fails.
 extern const char* const kRunTests;
 
+// The files of the repository the run tests use, not yet committed:
+// run-tests.sh, tests/base.sh and .devgraph/commands.json naming
+// `sh run-tests.sh` as its test and build commands.
+void write_widgets_files(const std::string& repo);
+
 // A sim rule's file and a DONE result (with `artifacts` when given).
 Json file(const std::string& path, const std::string& content);
 Json done(const std::string& summary, Json artifacts = Json());
