@@ -252,6 +252,23 @@ class RunGithub : public ::testing::Test {
     return "";
   }
 
+  // The one-task scenario, no latency, with a developer rule played first
+  // for the repair dispatch holding `asked`: it writes `path` (`content`)
+  // and answers DONE naming it. `docs`, when given, is the
+  // documentation-reviewer's rule. Then alpha (#1) is the one issue.
+  void repairing_developer(const std::string& asked, const std::string& path,
+                           const std::string& content, const std::string& summary,
+                           const Json& docs = Json()) {
+    Json sc = test::one_task_scenario(test::OneTaskScenario{0, std::nullopt, Json(), {}});
+    if (!docs.is_null()) sc["personas"]["documentation-reviewer"] = docs;
+    Json& dev = sc["personas"]["developer"];
+    dev.insert(dev.begin(), Json{{"dispatch_contains", asked},
+                                 {"files", Json::array({file(path, content)})},
+                                 {"result", done(summary, Json::array({path}))}});
+    test::write_text(scenario, dump_py(sc, 2));
+    write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  }
+
   // b1 parked after its first repair cycle changed nothing: one line
   // holding `reason_text`, the evidence file holding `evidence_text`, one
   // cycle of `reaction` spent, nothing new pushed, no second pull request.
@@ -560,13 +577,7 @@ TEST_F(RunGithub, AReviewAskingForChangesIsRepairedWithOneMoreCommitOnTheSamePul
   ASSERT_NE(graph.find(from), std::string::npos);
   graph.replace(graph.find(from), from.size(), "  changes_requested:\n    action: repair\n");
   test::write_text(skill + "/GRAPH.yaml", graph);
-  Json sc = test::one_task_scenario(test::OneTaskScenario{0, std::nullopt, Json(), {}});
-  Json& dev = sc["personas"]["developer"];
-  dev.insert(dev.begin(), Json{{"dispatch_contains", "please rename the helper"},
-                               {"files", Json::array({file("src/renamed.txt", "renamed\n")})},
-                               {"result", done("renamed", Json::array({"src/renamed.txt"}))}});
-  test::write_text(scenario, dump_py(sc, 2));
-  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  repairing_developer("please rename the helper", "src/renamed.txt", "renamed\n", "renamed");
   test::write_text(gh_dir + "/pr-1.look-1", "reviewDecision=CHANGES_REQUESTED\n");
   test::write_text(gh_dir + "/pr-1.look-2", "reviewDecision=APPROVED\n");
   test::write_text(gh_dir + "/pr-1.reviews.json",
@@ -626,15 +637,9 @@ TEST_F(RunGithub, ACiFailureTheBundlesOwnTestsReproduceIsRepairedWithOneMoreComm
   git({"config", "receive.denyNonFastForwards", "true"}, remote);
   std::string skill = skill_reacting("ci_failure", "repair", 2);
   const std::string job_log = "FAIL tests/ci.sh: dependency v2 needs src/compat.txt";
-  Json sc = test::one_task_scenario(test::OneTaskScenario{0, std::nullopt, Json(), {}});
-  sc["personas"]["documentation-reviewer"] =
+  const Json docs =
       Json{{"files", Json::array({file(".cache/dep", "2\n")})}, {"result", done("docs fine")}};
-  Json& dev = sc["personas"]["developer"];
-  dev.insert(dev.begin(), Json{{"dispatch_contains", job_log},
-                               {"files", Json::array({file("src/compat.txt", "compat\n")})},
-                               {"result", done("compat", Json::array({"src/compat.txt"}))}});
-  test::write_text(scenario, dump_py(sc, 2));
-  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  repairing_developer(job_log, "src/compat.txt", "compat\n", "compat", docs);
   const std::string link = "https://github.com/acme/widgets/actions/runs/7/job/8";
   test::write_text(gh_dir + "/pr-1.look-1", checks_line("COMPLETED", "FAILURE", link));
   test::write_text(gh_dir + "/pr-1.look-2", checks_line("COMPLETED", "SUCCESS", link));
@@ -736,13 +741,7 @@ TEST_F(RunGithub, ACiFailureTheBundlesOwnCommandsPassIsReportedAsPossiblyFlakyNo
 // with the review in reaction-evidence.md, and no second pull request.
 TEST_F(RunGithub, AReviewAskingAgainOnceTheRepairCyclesAreSpentParksTheBundleWithTheEvidence) {
   std::string skill = skill_reacting("changes_requested", "repair", 1);
-  Json sc = test::one_task_scenario(test::OneTaskScenario{0, std::nullopt, Json(), {}});
-  Json& dev = sc["personas"]["developer"];
-  dev.insert(dev.begin(), Json{{"dispatch_contains", "please rename the helper"},
-                               {"files", Json::array({file("src/renamed.txt", "renamed\n")})},
-                               {"result", done("renamed", Json::array({"src/renamed.txt"}))}});
-  test::write_text(scenario, dump_py(sc, 2));
-  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  repairing_developer("please rename the helper", "src/renamed.txt", "renamed\n", "renamed");
   const Json asked = gh_review("CHANGES_REQUESTED", "please rename the helper");
   const Json again = gh_review("CHANGES_REQUESTED", "the helper is still misnamed");
   test::write_text(gh_dir + "/pr-1.look-1", "reviewDecision=CHANGES_REQUESTED\n");
@@ -794,13 +793,7 @@ TEST_F(RunGithub, AReviewAskingAgainOnceTheRepairCyclesAreSpentParksTheBundleWit
 // after the first cycle, without spending the second.
 TEST_F(RunGithub, ARepairCycleThatChangesNothingParksTheBundleWithoutSpendingTheNextCycle) {
   std::string skill = skill_reacting("changes_requested", "repair", 2);
-  Json sc = test::one_task_scenario(test::OneTaskScenario{0, std::nullopt, Json(), {}});
-  Json& dev = sc["personas"]["developer"];
-  dev.insert(dev.begin(), Json{{"dispatch_contains", "please rename the helper"},
-                               {"files", Json::array({file("src/b1.txt", "b1\n")})},
-                               {"result", done("looked at it", Json::array({"src/b1.txt"}))}});
-  test::write_text(scenario, dump_py(sc, 2));
-  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  repairing_developer("please rename the helper", "src/b1.txt", "b1\n", "looked at it");
   test::write_text(gh_dir + "/pr-1.look-1", "reviewDecision=CHANGES_REQUESTED\n");
   test::write_text(
       gh_dir + "/pr-1.reviews.json",
@@ -824,13 +817,7 @@ TEST_F(RunGithub, ACiRepairThatChangesNothingParksTheBundleWhileTheSameHeadStill
   git({"push", "-q", "origin", "main"});
   std::string skill = skill_reacting("ci_failure", "repair", 2);
   const std::string job_log = "FAIL tests/b1.sh on the CI runner";
-  Json sc = test::one_task_scenario(test::OneTaskScenario{0, std::nullopt, Json(), {}});
-  Json& dev = sc["personas"]["developer"];
-  dev.insert(dev.begin(), Json{{"dispatch_contains", job_log},
-                               {"files", Json::array({file("src/b1.txt", "b1\n")})},
-                               {"result", done("looked at it", Json::array({"src/b1.txt"}))}});
-  test::write_text(scenario, dump_py(sc, 2));
-  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  repairing_developer(job_log, "src/b1.txt", "b1\n", "looked at it");
   const std::string link = "https://github.com/acme/widgets/actions/runs/7/job/8";
   test::write_text(gh_dir + "/pr-1.look-1", checks_line("COMPLETED", "FAILURE", link));
   test::write_text(gh_dir + "/job-8.log", "test\tRun tests\t" + job_log + "\n");
@@ -899,13 +886,7 @@ TEST_F(RunGithub, AMergedPullRequestsWorktreeWithACommitNeverPushedIsPreservedWi
 // request does not ask GitHub again, and the refusal's words are kept.
 TEST_F(RunGithub, AutoMergeRefusedAtCreationIsNotAskedAgainWhenARepairDeliversOnceMore) {
   std::string skill = skill_reacting("changes_requested", "repair", 2);
-  Json sc = test::one_task_scenario(test::OneTaskScenario{0, std::nullopt, Json(), {}});
-  Json& dev = sc["personas"]["developer"];
-  dev.insert(dev.begin(), Json{{"dispatch_contains", "please rename the helper"},
-                               {"files", Json::array({file("src/renamed.txt", "renamed\n")})},
-                               {"result", done("renamed", Json::array({"src/renamed.txt"}))}});
-  test::write_text(scenario, dump_py(sc, 2));
-  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  repairing_developer("please rename the helper", "src/renamed.txt", "renamed\n", "renamed");
   extra_env["FAKE_GH_AUTO_MERGE"] = "fail";
   test::write_text(gh_dir + "/pr-1.look-1", "reviewDecision=CHANGES_REQUESTED\n");
   test::write_text(gh_dir + "/pr-1.look-2", "reviewDecision=APPROVED\n");
