@@ -34,6 +34,7 @@
 #include <sstream>
 
 #include "demo/sample.h"
+#include "support/kill_harness.h"
 #include "support/run_scenario.h"
 #include "support/test_util.h"
 #include "util/json.h"
@@ -267,10 +268,7 @@ struct GithubBundle {
 // subreaper the test inherits them and, after each kill, waits for every
 // one to exit before it starts the next run, so no run races the leftovers
 // of the one before.
-void adopt_orphans() {
-  static const bool ok = ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
-  EXPECT_TRUE(ok);
-}
+using test::adopt_orphans;
 void reap_orphans() {
   while (::waitpid(-1, nullptr, 0) > 0) {
   }
@@ -573,83 +571,28 @@ INSTANTIATE_TEST_SUITE_P(Points, RunBundleResume, ::testing::ValuesIn(points_for
 // persona launches, commits and delivery alike, on a fast machine or a
 // loaded one.
 
+using test::Waited;
+using test::Watch;
+
 // Starts the driver in a process group of its own, output to files.
 pid_t spawn_group(const GithubBundle& b, const std::string& log) {
   return test::spawn_group(b.argv(), log, b.env());
 }
 
-// Complete lines in the run's events.jsonl (a torn last line is not one).
-size_t event_lines(const GithubBundle& b) {
-  auto text = read_file(b.run + "/events.jsonl");
-  return text ? static_cast<size_t>(std::count(text->begin(), text->end(), '\n')) : 0;
-}
-
-// Watches the run directory, where every store transaction appends to
-// events.jsonl and replaces state.json.
-class RunWatch {
- public:
-  explicit RunWatch(const std::string& run_dir) : fd_(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) {
-    if (fd_ >= 0 &&
-        ::inotify_add_watch(fd_, run_dir.c_str(), IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {
-      ::close(fd_);
-      fd_ = -1;
-    }
-  }
-  ~RunWatch() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  RunWatch(const RunWatch&) = delete;
-  RunWatch& operator=(const RunWatch&) = delete;
-  bool ok() const { return fd_ >= 0; }
-  int fd() const { return fd_; }
-  // Watches one more directory the same way.
-  bool add(const std::string& dir) {
-    return ::inotify_add_watch(fd_, dir.c_str(), IN_MODIFY | IN_CREATE | IN_MOVED_TO) >= 0;
-  }
-  // Reads every pending event; what changed is read from the files.
-  void drain() {
-    alignas(inotify_event) char buf[4096];
-    while (::read(fd_, buf, sizeof buf) > 0) {
-    }
-  }
-
- private:
-  int fd_;
-};
-
-enum class Waited { kGrown, kExited, kTimedOut };
-
-// Waits until `reached()` holds or the driver (`pidfd`) exits, whichever
-// comes first, woken by the run directory's changes and the driver's exit,
-// never by a timer; gives up at `deadline`.
-Waited wait_until(RunWatch& watch, int pidfd, const std::function<bool()>& reached,
-                  std::chrono::steady_clock::time_point deadline) {
-  while (true) {
-    pollfd p[2] = {{pidfd, POLLIN, 0}, {watch.fd(), POLLIN, 0}};
-    // Exit first: a driver that finished on its own is not killed.
-    if (::poll(p, 1, 0) > 0) return Waited::kExited;
-    if (reached()) return Waited::kGrown;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return Waited::kTimedOut;
-    int n = ::poll(p, 2, static_cast<int>(left.count()) + 1);
-    if (n < 0 && errno != EINTR) return Waited::kTimedOut;
-    if (p[1].revents & POLLIN) watch.drain();
-  }
-}
-
 // Until events.jsonl holds at least `lines` lines.
-Waited wait_for_lines(const GithubBundle& b, RunWatch& watch, int pidfd, size_t lines,
+Waited wait_for_lines(const GithubBundle& b, Watch& watch, int pidfd, size_t lines,
                       std::chrono::steady_clock::time_point deadline) {
-  return wait_until(
-      watch, pidfd, [&] { return event_lines(b) >= lines; }, deadline);
+  return test::wait_until(
+      watch, pidfd, [&] { return std::vector<std::string>{b.run}; },
+      [&] { return test::event_lines(b.run) >= lines; }, deadline);
 }
 
 TEST(RunBundleResumeOutside, RandomGroupKillsUntilDone) {
   adopt_orphans();
   GithubBundle b;
-  RunWatch watch(b.run);
-  ASSERT_TRUE(watch.ok()) << "inotify on " << b.run << ": " << std::strerror(errno);
+  Watch watch;
+  ASSERT_TRUE(watch.ok() && watch.add(b.run))
+      << "inotify on " << b.run << ": " << std::strerror(errno);
   // Any seed gives at least three kills and an end (see below); a new one
   // each run reaches other kill points, and failures name it.
   const unsigned seed = std::random_device{}();
@@ -671,7 +614,7 @@ TEST(RunBundleResumeOutside, RandomGroupKillsUntilDone) {
   // The seed, then "+target@lines before" per round, for failures.
   std::string trace = "seed " + std::to_string(seed) + ":";
   for (int round = 0; round < 48 && !finished; ++round) {
-    const size_t before = event_lines(b);
+    const size_t before = test::event_lines(b.run);
     const size_t target = new_lines(rng);
     trace += " +" + std::to_string(target) + "@" + std::to_string(before);
     pid_t pid = spawn_group(b, b.s / "outside.log");
@@ -707,7 +650,7 @@ TEST(RunBundleResumeOutside, RandomGroupKillsUntilDone) {
   expect_delivered_once(b, last);
   RecordProperty("outside_kills", kills);
   std::cout << "outside kills: " << kills << ", finished on its own: " << finished
-            << ", events.jsonl lines: " << event_lines(b)
+            << ", events.jsonl lines: " << test::event_lines(b.run)
             << ", rounds (+new lines@lines before): " << trace << "\n";
 }
 
@@ -739,8 +682,8 @@ TEST_P(RunBundleStop, ASignalEndsEveryPersonaAndTheNextRunResumes) {
   auto& dev = sc["personas"]["developer"];
   dev.insert(dev.begin(), Json{{"task", "T1"}, {"call", 1}, {"fail", "hang"}});
   test::write_text(b.scenario, dump_py(sc, 2));
-  RunWatch watch(b.run);
-  ASSERT_TRUE(watch.ok());
+  Watch watch;
+  ASSERT_TRUE(watch.ok() && watch.add(b.run));
   const std::string log = b.s / "stop.log";
   pid_t pid = spawn_group(b, log);
   ASSERT_GT(pid, 0);
@@ -755,8 +698,9 @@ TEST_P(RunBundleStop, ASignalEndsEveryPersonaAndTheNextRunResumes) {
     auto text = read_file(b.run + "/events.jsonl");
     return text && text->find("\"PLAN_DONE\"") != std::string::npos;
   };
-  auto reached = wait_until(watch, pidfd, planned, deadline);
-  if (reached == Waited::kGrown &&
+  auto run_only = [&] { return std::vector<std::string>{b.run}; };
+  auto reached = test::wait_until(watch, pidfd, run_only, planned, deadline);
+  if (reached == Waited::kReached &&
       !(watch.add(b.run + "/bundles/b1/sim") && watch.add(b.run + "/bundles/b1")))
     reached = Waited::kTimedOut;
   // The child may count its call before the driver has recorded it among
@@ -773,9 +717,10 @@ TEST_P(RunBundleStop, ASignalEndsEveryPersonaAndTheNextRunResumes) {
     auto groups = recorded_groups(b);
     return std::any_of(groups.begin(), groups.end(), is_developer_t1);
   };
-  if (reached == Waited::kGrown) reached = wait_until(watch, pidfd, hanging, deadline);
-  if (reached != Waited::kGrown) ::kill(-pid, SIGKILL);
-  ASSERT_EQ(reached, Waited::kGrown) << test::slurp(log);
+  if (reached == Waited::kReached)
+    reached = test::wait_until(watch, pidfd, run_only, hanging, deadline);
+  if (reached != Waited::kReached) ::kill(-pid, SIGKILL);
+  ASSERT_EQ(reached, Waited::kReached) << test::slurp(log);
   auto groups = recorded_groups(b);
   EXPECT_FALSE(groups.empty());
   const auto signalled = std::chrono::steady_clock::now();
