@@ -1,0 +1,97 @@
+#include "board/run_feed.h"
+
+#include <fcntl.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "util/fs.h"
+
+namespace devgraph::board {
+
+RunFeed::~RunFeed() {
+  if (inotify_ >= 0) ::close(inotify_);
+}
+
+bool RunFeed::refresh() {
+  bool changed = false;
+  int fd = ::open((run_dir_ + "/events.jsonl").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    char buf[65536];
+    while (true) {
+      ssize_t n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(offset_));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      offset_ += static_cast<std::uint64_t>(n);
+      partial_.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    size_t at = 0;
+    while (true) {
+      size_t nl = partial_.find('\n', at);
+      if (nl == std::string::npos) break;
+      std::string line = partial_.substr(at, nl - at);
+      at = nl + 1;
+      auto ev = parse_json(line, "event");
+      if (!ev || !ev->is_object() || !ev->contains("seq") || !(*ev)["seq"].is_number_unsigned())
+        continue;
+      std::uint64_t seq = (*ev)["seq"].get<std::uint64_t>();
+      if (!events_.empty() && seq <= events_.back().first) continue;  // never twice
+      events_.emplace_back(seq, line);
+      changed = true;
+    }
+    partial_.erase(0, at);
+  }
+  if (auto text = read_file(run_dir_ + "/state.json"); text && *text != state_text_) {
+    if (auto st = parse_json(*text, "state"); st && st->is_object()) {
+      state_text_ = std::move(*text);
+      state_ = std::move(*st);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+Json RunFeed::snapshot() {
+  Json events = Json::array();
+  size_t from = events_.size() > kSnapshotEvents ? events_.size() - kSnapshotEvents : 0;
+  for (size_t i = from; i < events_.size(); ++i)
+    if (auto e = parse_json(events_[i].second, "event")) events.push_back(std::move(*e));
+  return Json{
+      {"run_dir", run_dir_}, {"state", state_}, {"events", events}, {"event_seq", newest()}};
+}
+
+std::vector<std::pair<std::uint64_t, std::string>> RunFeed::events_after(std::uint64_t after) {
+  auto it = std::upper_bound(events_.begin(), events_.end(), after,
+                             [](std::uint64_t n, const auto& e) { return n < e.first; });
+  return {it, events_.end()};
+}
+
+std::uint64_t RunFeed::newest() {
+  return events_.empty() ? 0 : events_.back().first;
+}
+
+Expected<int> RunFeed::watch() {
+  if (inotify_ >= 0) return inotify_;
+  int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd < 0) return fail("board: inotify: " + std::string(std::strerror(errno)));
+  if (::inotify_add_watch(fd, run_dir_.c_str(), IN_MODIFY | IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+    std::string why = std::strerror(errno);
+    ::close(fd);
+    return fail(ErrorKind::not_found, "board: cannot watch " + run_dir_ + ": " + why);
+  }
+  inotify_ = fd;
+  return fd;
+}
+
+void RunFeed::drain() {
+  if (inotify_ < 0) return;
+  alignas(inotify_event) char buf[4096];
+  while (::read(inotify_, buf, sizeof buf) > 0) {
+  }
+}
+
+}  // namespace devgraph::board

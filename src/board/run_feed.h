@@ -1,0 +1,58 @@
+// A run directory as the board shows it. A pure reader: it opens the
+// run's files read-only and never takes the run's lock, so the run never
+// waits on its board.
+//
+// Contract:
+// - refresh() reads what events.jsonl gained since the last call (a last
+//   line without its newline waits for it; a line that is not an event
+//   object with a seq is skipped) and state.json as it is now (a state
+//   being replaced is read whole or not at all: the run renames it into
+//   place). It says whether anything changed.
+// - snapshot() is {"run_dir", "state", "events": the newest kSnapshotEvents
+//   events, "event_seq": the newest seq}; events_after(n) every event with
+//   a seq above n, oldest first, as the run wrote it.
+// - watch() puts an inotify watch on the run directory, so a host's loop
+//   wakes when the run appends an event or replaces its state; drain()
+//   empties it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "board/server.h"
+
+namespace devgraph::board {
+
+inline constexpr size_t kSnapshotEvents = 500;
+
+class RunFeed final : public BoardFeed {
+ public:
+  explicit RunFeed(std::string run_dir) : run_dir_(std::move(run_dir)) {}
+  ~RunFeed() override;
+  RunFeed(const RunFeed&) = delete;
+  RunFeed& operator=(const RunFeed&) = delete;
+
+  bool refresh();
+  Json snapshot() override;
+  std::vector<std::pair<std::uint64_t, std::string>> events_after(std::uint64_t after) override;
+  std::uint64_t newest() override;
+
+  // The inotify descriptor (IN_NONBLOCK) watching the run directory.
+  Expected<int> watch();
+  void drain();
+
+  const std::string& run_dir() const { return run_dir_; }
+
+ private:
+  std::string run_dir_;
+  std::uint64_t offset_ = 0;  // bytes of events.jsonl read
+  std::string partial_;       // a last line not yet ended
+  std::vector<std::pair<std::uint64_t, std::string>> events_;
+  Json state_ = Json::object();
+  std::string state_text_;
+  int inotify_ = -1;
+};
+
+}  // namespace devgraph::board
