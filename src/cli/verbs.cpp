@@ -32,6 +32,7 @@ constexpr Verb kVerbs[] = {
      verb_audit_merge},
     {"inbox", "list what waits for a person in this repository's runs", verb_inbox},
     {"answer", "answer what a bundle or task waits for, so its run can go on", verb_answer},
+    {"board", "serve a run's live board in a browser, each event pushed as it happens", verb_board},
     {"demo", "build a sample repository and drive one bundle to a ready branch, offline",
      verb_demo},
 };

@@ -54,6 +54,7 @@ int verb_demo(const VerbArgs& args);
 int verb_install(const VerbArgs& args);
 int verb_sim_agent(const VerbArgs& args);
 int verb_inbox(const VerbArgs& args);
+int verb_board(const VerbArgs& args);
 int verb_answer(const VerbArgs& args);
 
 }  // namespace devgraph

@@ -1,0 +1,145 @@
+// `devgraph board serve [TARGET] [--port P] [--bind ADDR]`: the live run
+// board of one run (src/board/): TARGET is a run directory, or a
+// repository whose newest run is shown (default: the current directory).
+// It prints the board's URL on stdout, serves until SIGINT, SIGTERM or
+// SIGHUP, and never writes into the run.
+//
+// Exit codes: 0 stopped by a signal; 1 the port cannot be had or the loop
+// failed; 3 a usage error, or no run at TARGET.
+#include <dirent.h>
+#include <sys/epoll.h>
+
+#include "board/page.h"
+#include "board/run_feed.h"
+#include "board/server.h"
+#include "cli/verbs.h"
+#include "inbox/inbox.h"
+#include "proc/stop_signals.h"
+#include "proc/supervisor.h"
+#include "util/args.h"
+#include "util/console.h"
+#include "util/fs.h"
+#include "util/text.h"
+
+namespace devgraph {
+namespace {
+
+constexpr int kExitUsage = 3;
+
+int report(const Error& e) {
+  Error u = e;
+  if ((u.kind == ErrorKind::usage || u.kind == ErrorKind::not_found) && u.exit_code != 0)
+    u.exit_code = kExitUsage;
+  return report_error("board", u);
+}
+
+// The run directory TARGET names: itself when it holds a state.json, else
+// the repository's current run (its develop home's `current-run`, else the
+// newest of its runs).
+Expected<std::string> run_of(const std::string& target) {
+  if (path_exists(join_path(target, "state.json"))) return absolute_path(target);
+  if (!is_directory(target)) return fail(ErrorKind::usage, target + ": no such directory");
+  auto home = inbox::develop_home_of(target);
+  if (!home) return fail(ErrorKind::usage, target + ": " + home.error().message);
+  if (auto pointer = read_file(join_path(*home, "current-run"))) {
+    std::string dir = *pointer;
+    while (!dir.empty() && (dir.back() == '\n' || dir.back() == ' ')) dir.pop_back();
+    if (path_exists(join_path(dir, "state.json"))) return dir;
+  }
+  const std::string runs = join_path(*home, "runs");
+  std::string newest;
+  if (DIR* d = ::opendir(runs.c_str())) {
+    while (auto* e = ::readdir(d)) {
+      std::string name = e->d_name;
+      if (name[0] != '.' && name > newest && path_exists(join_path(runs, name + "/state.json")))
+        newest = name;
+    }
+    ::closedir(d);
+  }
+  if (newest.empty()) return fail(ErrorKind::not_found, "no run of " + target + " to show");
+  return join_path(runs, newest);
+}
+
+int serve(const VerbArgs& args) {
+  ArgParser p("devgraph board serve");
+  p.description(
+       "Serve the live board of a run (TARGET: a run directory or a repository; default: the "
+       "current directory) until stopped.")
+      .option("port", "the TCP port (default: 0, one the system picks)")
+      .option("bind", "the IPv4 address to listen on (default: 127.0.0.1)");
+  // TARGET is optional: the one word that is neither a flag nor its value.
+  VerbArgs flags;
+  std::vector<std::string> targets;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& w = args[i];
+    if ((w == "--port" || w == "--bind") && i + 1 < args.size()) {
+      flags.push_back(w);
+      flags.push_back(args[++i]);
+    } else if (w.rfind("-", 0) == 0) {
+      flags.push_back(w);
+    } else {
+      targets.push_back(w);
+    }
+  }
+  auto a = p.parse(flags);
+  if (!a) return report(a.error());
+  if (targets.size() > 1)
+    return report(p.usage_error("expected at most one TARGET, got: " + join(targets, " ")));
+  board::ServeOptions opt;
+  opt.bind = a->get_or("bind", "127.0.0.1");
+  if (auto port = a->get("port")) {
+    auto n = parse_int(*port);
+    if (!n || *n < 0 || *n > 65535)
+      return report(p.usage_error("argument --port: not a port: '" + *port + "'"));
+    opt.port = static_cast<int>(*n);
+  }
+  opt.page = board::board_page();
+  auto run = run_of(targets.empty() ? std::string(".") : targets[0]);
+  if (!run) return report(run.error());
+
+  auto loop = ChildLoop::create();
+  if (!loop) return report(loop.error());
+  if (auto st = loop->watch_stop_signals(); !st) return report(st.error());
+  board::LoopHost host(*loop);
+  board::RunFeed feed(*run);
+  feed.refresh();
+  auto fd = feed.watch();
+  if (!fd) return report(fd.error());
+  auto server = board::BoardServer::open(host, feed, opt);
+  if (!server) return report(server.error());
+  board::BoardServer* s = server->get();
+  auto watched = host.watch(*fd, EPOLLIN, [&](std::uint32_t) {
+    feed.drain();
+    if (feed.refresh()) s->publish();
+  });
+  if (!watched) return report(watched.error());
+  out() << s->url() << std::endl;
+  err() << "devgraph board: serving " << *run << " at " << s->url() << " (Ctrl-C stops it)"
+        << std::endl;
+  while (auto e = loop->wait()) {
+    if (auto* stop = std::get_if<StopRequested>(&*e)) {
+      err() << "devgraph board: stopped by " << stop_signal_name(stop->signal) << std::endl;
+      return 0;
+    }
+    host.dispatch(*e);
+  }
+  return report(fail("the board's event loop ended"));
+}
+
+}  // namespace
+
+int verb_board(const VerbArgs& args) {
+  const std::string usage =
+      "usage: devgraph board serve [TARGET] [--port P] [--bind ADDR]\n\n"
+      "The run board in a browser: `serve` prints its URL and pushes each event of the run to "
+      "every open page.\n";
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    out() << usage;
+    return args.empty() ? kExitUsage : 0;
+  }
+  if (args[0] == "serve") return serve(VerbArgs(args.begin() + 1, args.end()));
+  err() << usage << "devgraph board: error: unknown command '" << args[0] << "'\n";
+  return kExitUsage;
+}
+
+}  // namespace devgraph

@@ -1,0 +1,190 @@
+// `devgraph board serve` end to end: the real binary serving a run
+// directory that `devgraph checkpoint` writes to while pages are connected
+// over real sockets. Events reach an open stream without the page asking
+// again, a reconnecting stream catches up from the last id it saw, the
+// data is what the run holds, and the server never writes into the run.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "support/kill_harness.h"
+#include "support/test_util.h"
+#include "util/fs.h"
+#include "util/json.h"
+
+namespace devgraph {
+namespace {
+
+constexpr auto kLimit = std::chrono::seconds(20);  // a failure condition, never a wait
+
+class BoardCli : public ::testing::Test {
+ protected:
+  test::Scratch s;
+  std::string run = s / "runs/r1";
+  std::string log = s / "board.log";
+  test::Background bg;
+  int port = 0;
+
+  test::ProcessResult cp(std::vector<std::string> args) const {
+    args.insert(args.begin(), {"checkpoint", run});
+    return test::run_devgraph(args);
+  }
+
+  void SetUp() override {
+    ASSERT_EQ(cp({"init", "--repo", "acme/widgets", "--default-branch", "main"}).exit_code, 0);
+    ASSERT_EQ(
+        cp({"event", "--event", "NOTE", "--detail", R"({"text": "<script>alert(1)</script>"})"})
+            .exit_code,
+        0);
+  }
+
+  void TearDown() override {
+    if (bg.pid > 0) {
+      ::kill(bg.pid, SIGTERM);
+      int st = bg.wait();
+      EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << test::slurp(log);
+    }
+  }
+
+  // Starts the board and reads its port from the URL it prints.
+  void serve(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"board", "serve", run, "--port", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    test::start_background(bg, args, {}, s.path(), log);
+    test::Watch watch;
+    auto found = test::wait_until(
+        watch, bg.pidfd, [&] { return std::vector<std::string>{s.path()}; },
+        [&] {
+          auto text = read_file(log);
+          return text && text->find("/\n") != std::string::npos;
+        },
+        std::chrono::steady_clock::now() + kLimit);
+    ASSERT_EQ(found, test::Waited::kReached) << test::slurp(log);
+    std::string text = test::slurp(log);
+    auto at = text.find("http://127.0.0.1:");
+    ASSERT_NE(at, std::string::npos) << text;
+    port = std::stoi(text.substr(at + 17));
+  }
+
+  int connect_to() const {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(static_cast<std::uint16_t>(port));
+    ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0)
+        << std::strerror(errno);
+    return fd;
+  }
+
+  // Reads until `until` arrives (or the end, when empty).
+  static std::string read_until(int fd, const std::string& until, std::string got = "") {
+    auto deadline = std::chrono::steady_clock::now() + kLimit;
+    while (until.empty() || got.find(until) == std::string::npos) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      pollfd p = {fd, POLLIN, 0};
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+        ADD_FAILURE() << "nothing more came: " << got;
+        break;
+      }
+      char buf[65536];
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+    return got;
+  }
+
+  std::string get(const std::string& request) const {
+    int fd = connect_to();
+    EXPECT_GT(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), 0);
+    std::string got = read_until(fd, "");
+    ::close(fd);
+    return got;
+  }
+
+  static Json body_of(const std::string& response) {
+    auto j = parse_json(response.substr(response.find("\r\n\r\n") + 4), "body");
+    EXPECT_TRUE(j) << response;
+    return j ? *j : Json::object();
+  }
+};
+
+TEST_F(BoardCli, AnOpenStreamGetsEachNewEventAsTheRunRecordsItAndAReconnectCatchesUp) {
+  const std::string names = test::entries(run);
+  serve();
+  Json data = body_of(get("GET /data.json HTTP/1.1\r\n\r\n"));
+  EXPECT_EQ(data["event_seq"], 2);
+  EXPECT_EQ(data["state"]["repo"], "acme/widgets");
+  ASSERT_EQ(data["events"].size(), 2u);
+  EXPECT_EQ(data["events"][1]["detail"]["text"], "<script>alert(1)</script>");
+
+  int stream = connect_to();
+  std::string req = "GET /events?last_event_id=2 HTTP/1.1\r\n\r\n";
+  ASSERT_GT(::send(stream, req.data(), req.size(), MSG_NOSIGNAL), 0);
+  std::string got = read_until(stream, ":devgraph board\n\n");
+  EXPECT_EQ(got.find("id: "), std::string::npos) << got;
+  ASSERT_EQ(cp({"event", "--event", "NOTE", "--detail", R"({"text": "third"})"}).exit_code, 0);
+  auto sent = std::chrono::steady_clock::now();
+  got = read_until(stream, "\"third\"", got);
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - sent);
+  EXPECT_NE(got.find("id: 3\nevent: event\ndata: {"), std::string::npos) << got;
+  RecordProperty("event_to_page_ms", static_cast<int>(took.count()));
+  ::close(stream);
+
+  // Two more while no page listens; a page back with the last id it saw
+  // gets both, in order, and nothing it had.
+  ASSERT_EQ(cp({"event", "--event", "NOTE", "--detail", R"({"text": "fourth"})"}).exit_code, 0);
+  ASSERT_EQ(cp({"event", "--event", "NOTE", "--detail", R"({"text": "fifth"})"}).exit_code, 0);
+  stream = connect_to();
+  req = "GET /events HTTP/1.1\r\nLast-Event-ID: 3\r\n\r\n";
+  ASSERT_GT(::send(stream, req.data(), req.size(), MSG_NOSIGNAL), 0);
+  got = read_until(stream, "\"fifth\"");
+  EXPECT_EQ(got.find("id: 3\n"), std::string::npos) << got;
+  auto four = got.find("id: 4\n"), five = got.find("id: 5\n");
+  EXPECT_NE(four, std::string::npos) << got;
+  EXPECT_LT(four, five) << got;
+  ::close(stream);
+  // The board only read: nothing of its own in the run.
+  EXPECT_EQ(test::entries(run), names);
+}
+
+TEST_F(BoardCli, ThePageIsServedAndNoRequestPathReachesAFile) {
+  serve();
+  std::string page = get("GET / HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(page.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << page.substr(0, 200);
+  EXPECT_NE(page.find("new EventSource(\"/events"), std::string::npos);
+  EXPECT_EQ(page.find("innerHTML"), std::string::npos) << "run text is only ever set as text";
+  for (const std::string path : {"/state.json", "/events.jsonl", "/../runs/r1/state.json",
+                                 "/%2e%2e/state.json", "/etc/passwd"}) {
+    std::string r = get("GET " + path + " HTTP/1.1\r\n\r\n");
+    EXPECT_EQ(r.rfind("HTTP/1.1 404 Not Found\r\n", 0), 0u) << path << ": " << r;
+  }
+}
+
+TEST(BoardCliUsage, NoRunOrABadFlagIsOneLineAndExitThree) {
+  test::Scratch s;
+  auto r = test::run_devgraph({"board", "serve", s / "nowhere"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("no such directory"), std::string::npos) << r.err;
+  r = test::run_devgraph({"board", "serve", s.path(), "--port", "99999"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("--port"), std::string::npos) << r.err;
+  r = test::run_devgraph({"board", "frobnicate"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  r = test::run_devgraph({"board", "serve", s.path(), "--bind", "localhost"});
+  EXPECT_NE(r.exit_code, 0);
+}
+
+}  // namespace
+}  // namespace devgraph
