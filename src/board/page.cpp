@@ -52,6 +52,7 @@ constexpr const char* kPage = R"PAGE(<!doctype html>
     <div id="log"></div>
   </section>
 </main>
+<script id="board-data" type="application/json">null</script>
 <script>
 "use strict";
 const $ = (id) => document.getElementById(id);
@@ -105,6 +106,15 @@ function reload() {
   pending = setTimeout(() => { pending = null; load().catch(() => {}); }, 100);
 }
 async function start() {
+  const embedded = JSON.parse($("board-data").textContent);
+  if (embedded) {  // a snapshot (devgraph board build): no server to ask
+    data = embedded;
+    drawHeader();
+    drawBundles();
+    for (const e of data.events || []) addEvent(e);
+    text($("stream"), "snapshot");
+    return;
+  }
   await load();
   for (const e of data.events || []) addEvent(e);
   lastSeq = data.event_seq || 0;
@@ -130,6 +140,26 @@ start().catch((err) => text($("stream"), "error: " + err));
 
 const std::string& board_page() {
   static const std::string page = kPage;
+  return page;
+}
+
+std::string board_snapshot_page(const Json& data) {
+  // JSON inside a script element: every '<' escaped, so nothing in the
+  // data can close the element; the page parses it as JSON, never as code.
+  std::string json = dump_py(data);
+  std::string safe;
+  safe.reserve(json.size());
+  for (char c : json) {
+    if (c == '<')
+      safe += "\\u003c";
+    else
+      safe.push_back(c);
+  }
+  std::string page = board_page();
+  const std::string slot = "<script id=\"board-data\" type=\"application/json\">null</script>";
+  auto at = page.find(slot);
+  const size_t open = slot.find('>') + 1;
+  page.replace(at + open, 4, safe);
   return page;
 }
 

@@ -2,12 +2,15 @@
 // board of one run (src/board/): TARGET is a run directory, or a
 // repository whose newest run is shown (default: the current directory).
 // It prints the board's URL on stdout, serves until SIGINT, SIGTERM or
-// SIGHUP, and never writes into the run.
+// SIGHUP, and never writes into the run. `devgraph board build [TARGET]
+// [-o FILE]` writes the board as one HTML file holding the run's data.
 //
 // Exit codes: 0 stopped by a signal; 1 the port cannot be had or the loop
 // failed; 3 a usage error, or no run at TARGET.
 #include <dirent.h>
 #include <sys/epoll.h>
+
+#include <algorithm>
 
 #include "board/page.h"
 #include "board/run_feed.h"
@@ -60,19 +63,14 @@ Expected<std::string> run_of(const std::string& target) {
   return join_path(runs, newest);
 }
 
-int serve(const VerbArgs& args) {
-  ArgParser p("devgraph board serve");
-  p.description(
-       "Serve the live board of a run (TARGET: a run directory or a repository; default: the "
-       "current directory) until stopped.")
-      .option("port", "the TCP port (default: 0, one the system picks)")
-      .option("bind", "the IPv4 address to listen on (default: 127.0.0.1)");
-  // TARGET is optional: the one word that is neither a flag nor its value.
-  VerbArgs flags;
-  std::vector<std::string> targets;
+// TARGET is optional: every word that is neither a flag nor the value of
+// one of `valued`. `-o` is --output.
+void split_target(const VerbArgs& args, const std::vector<std::string>& valued, VerbArgs& flags,
+                  std::vector<std::string>& targets) {
   for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& w = args[i];
-    if ((w == "--port" || w == "--bind") && i + 1 < args.size()) {
+    std::string w = args[i] == "-o" ? "--output" : args[i];
+    bool takes = std::find(valued.begin(), valued.end(), w) != valued.end();
+    if (takes && i + 1 < args.size()) {
       flags.push_back(w);
       flags.push_back(args[++i]);
     } else if (w.rfind("-", 0) == 0) {
@@ -81,6 +79,48 @@ int serve(const VerbArgs& args) {
       targets.push_back(w);
     }
   }
+}
+
+int build(const VerbArgs& args) {
+  ArgParser p("devgraph board build");
+  p.description(
+       "Write a run's board as one self-contained HTML file, which opens with no server "
+       "(TARGET: a run directory or a repository; default: the current directory).")
+      .option("output", "the file to write (-o; default: standard output)");
+  VerbArgs flags;
+  std::vector<std::string> targets;
+  split_target(args, {"--output"}, flags, targets);
+  auto a = p.parse(flags);
+  if (!a) return report(a.error());
+  if (targets.size() > 1)
+    return report(p.usage_error("expected at most one TARGET, got: " + join(targets, " ")));
+  auto run = run_of(targets.empty() ? std::string(".") : targets[0]);
+  if (!run) return report(run.error());
+  board::RunFeed feed(*run);
+  feed.refresh();
+  Json data = feed.snapshot();
+  data["snapshot"] = true;
+  std::string page = board::board_snapshot_page(data);
+  if (auto o = a->get("output")) {
+    if (auto st = write_file_atomic(*o, page); !st) return report(st.error());
+    err() << "devgraph board: wrote " << *o << " (" << feed.newest() << " events of " << *run << ")"
+          << std::endl;
+  } else {
+    out() << page;
+  }
+  return 0;
+}
+
+int serve(const VerbArgs& args) {
+  ArgParser p("devgraph board serve");
+  p.description(
+       "Serve the live board of a run (TARGET: a run directory or a repository; default: the "
+       "current directory) until stopped.")
+      .option("port", "the TCP port (default: 0, one the system picks)")
+      .option("bind", "the IPv4 address to listen on (default: 127.0.0.1)");
+  VerbArgs flags;
+  std::vector<std::string> targets;
+  split_target(args, {"--port", "--bind"}, flags, targets);
   auto a = p.parse(flags);
   if (!a) return report(a.error());
   if (targets.size() > 1)
@@ -130,14 +170,16 @@ int serve(const VerbArgs& args) {
 
 int verb_board(const VerbArgs& args) {
   const std::string usage =
-      "usage: devgraph board serve [TARGET] [--port P] [--bind ADDR]\n\n"
+      "usage: devgraph board serve [TARGET] [--port P] [--bind ADDR]\n"
+      "       devgraph board build [TARGET] [-o FILE]\n\n"
       "The run board in a browser: `serve` prints its URL and pushes each event of the run to "
-      "every open page.\n";
+      "every open page; `build` writes one HTML file that opens with no server.\n";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     out() << usage;
     return args.empty() ? kExitUsage : 0;
   }
   if (args[0] == "serve") return serve(VerbArgs(args.begin() + 1, args.end()));
+  if (args[0] == "build") return build(VerbArgs(args.begin() + 1, args.end()));
   err() << usage << "devgraph board: error: unknown command '" << args[0] << "'\n";
   return kExitUsage;
 }

@@ -172,6 +172,30 @@ TEST_F(BoardCli, ThePageIsServedAndNoRequestPathReachesAFile) {
   }
 }
 
+// A snapshot: the page with the run's data inside, which opens from a
+// file. Markup in the run's text cannot end the data's element: every '<'
+// in it is escaped, and the data reads back as the run had it.
+TEST_F(BoardCli, ASnapshotHoldsTheRunsDataWhereNoTextCanEndItsElement) {
+  const std::string file = s / "board.html";
+  auto r = test::run_devgraph({"board", "build", run, "-o", file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string page = test::slurp(file);
+  const std::string open = "<script id=\"board-data\" type=\"application/json\">";
+  auto at = page.find(open);
+  ASSERT_NE(at, std::string::npos);
+  auto end = page.find("</script>", at);
+  std::string json = page.substr(at + open.size(), end - at - open.size());
+  EXPECT_EQ(json.find('<'), std::string::npos) << json;
+  auto data = parse_json(json, "snapshot");
+  ASSERT_TRUE(data) << json;
+  EXPECT_EQ((*data)["snapshot"], true);
+  EXPECT_EQ((*data)["event_seq"], 2);
+  EXPECT_EQ((*data)["events"][1]["detail"]["text"], "<script>alert(1)</script>");
+  auto to_stdout = test::run_devgraph({"board", "build", run});
+  ASSERT_EQ(to_stdout.exit_code, 0) << to_stdout.err;
+  EXPECT_EQ(to_stdout.out, page);
+}
+
 TEST(BoardCliUsage, NoRunOrABadFlagIsOneLineAndExitThree) {
   test::Scratch s;
   auto r = test::run_devgraph({"board", "serve", s / "nowhere"});
