@@ -33,6 +33,8 @@ constexpr Verb kVerbs[] = {
     {"inbox", "list what waits for a person in this repository's runs", verb_inbox},
     {"answer", "answer what a bundle or task waits for, so its run can go on", verb_answer},
     {"board", "serve a run's live board in a browser, each event pushed as it happens", verb_board},
+    {"metrics", "session metrics: record a run, report its timing and cost, list sessions",
+     verb_metrics},
     {"demo", "build a sample repository and drive one bundle to a ready branch, offline",
      verb_demo},
 };

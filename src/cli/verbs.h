@@ -56,5 +56,6 @@ int verb_sim_agent(const VerbArgs& args);
 int verb_inbox(const VerbArgs& args);
 int verb_board(const VerbArgs& args);
 int verb_answer(const VerbArgs& args);
+int verb_metrics(const VerbArgs& args);
 
 }  // namespace devgraph
