@@ -7,6 +7,7 @@
 #include "cli/verbs.h"
 #include "contracts/schema.h"
 #include "graph/graph.h"
+#include "metrics/metrics.h"
 #include "skill/skill.h"
 #include "store/run_store.h"
 #include "util/args.h"
@@ -88,6 +89,21 @@ int print_committed_line(const Json& state, const std::string& middle, const std
 
 }  // namespace
 
+namespace {
+
+// The session record, written as the reference writes it: at a terminal
+// status and at a handoff. A failure only warns; the checkpoint stands.
+void record_session(const std::string& run_dir) {
+  auto r = metrics::record(run_dir, std::nullopt, std::nullopt);
+  if (!r) {
+    out().flush();
+    err() << "[metrics] WARNING: session metrics not recorded (" << r.error().message
+          << "); run: devgraph metrics record " << run_dir << "\n";
+  }
+}
+
+}  // namespace
+
 int verb_checkpoint(const VerbArgs& args) {
   ArgParser top("devgraph checkpoint");
   top.description(
@@ -157,15 +173,14 @@ int verb_checkpoint(const VerbArgs& args) {
     auto merge = json_flag(*a, "merge");
     if (!merge) return report_error(kVerb, merge.error());
     const std::string event = *a->get("event");
-    if (cmd == "go") {
-      auto done = store.go({*a->get("node"), event, *merge, *detail});
+    if (cmd == "go" || cmd == "event") {
+      auto done = cmd == "go" ? store.go({*a->get("node"), event, *merge, *detail})
+                              : store.event({event, *detail, *merge});
       if (!done) return report_error(kVerb, done.error());
-      return print_committed_line(done->state, "node=" + py_str(done->state["node"]), event);
-    }
-    if (cmd == "event") {
-      auto done = store.event({event, *detail, *merge});
-      if (!done) return report_error(kVerb, done.error());
-      return print_committed_line(done->state, "node=" + py_str(done->state["node"]), event);
+      int code = print_committed_line(done->state, "node=" + py_str(done->state["node"]), event);
+      const std::string status = json_str(done->state, "status");
+      if (status == "complete" || status == "human_required") record_session(run_dir);
+      return code;
     }
     MoveRequest req;
     req.bundle = *a->get("bundle");
@@ -207,6 +222,7 @@ int verb_checkpoint(const VerbArgs& args) {
   if (cmd == "handoff") {
     auto done = store.handoff(*a->get("reason"));
     if (!done) return report_error(kVerb, done.error());
+    record_session(run_dir);
     write_out(done->handoff_path + "\n");
     return 0;
   }

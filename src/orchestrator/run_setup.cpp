@@ -19,6 +19,7 @@
 #include "graph/graph.h"
 #include "guard/guard.h"
 #include "issues/local_store.h"
+#include "metrics/metrics.h"
 #include "orchestrator/after_delivery.h"
 #include "orchestrator/limits.h"
 #include "orchestrator/orchestrator.h"
@@ -360,6 +361,15 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
   Orchestrator orch(cfg, parts);
   if (first_open) orch.prime(std::move(*first_open), std::move(*first_prs));
   Outcome o = orch.run();
+  // The session record, as checkpoint.py writes it when a run stops: at
+  // its end, waiting for a person, or handed off. A failure only warns.
+  if (auto st = store.read()) {
+    std::string status = json_str(*st, "status");
+    if (status == "complete" || status == "human_required" || status == "handoff") {
+      auto rec = metrics::record(store.run_dir(), std::nullopt, std::nullopt);
+      if (!rec) line("session metrics not recorded: " + rec.error().message);
+    }
+  }
   RunReport rep;
   rep.exit_code = o.exit_code;
   rep.run_dir = store.run_dir();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "support/run_scenario.h"
 #include "support/test_util.h"
 #include "util/json.h"
 
@@ -215,6 +216,40 @@ TEST_F(MetricsCli, RecordWritesTheDefaultDirectoryUnderHomeAndPrintsThePath) {
   Json rec = Json::parse(test::slurp(chomp(r.out)));
   EXPECT_EQ(line_count(test::slurp(chomp(r.out))), 1u);
   EXPECT_EQ(rec["counts"]["events"], 10);
+}
+
+// `devgraph checkpoint` records the session as the reference's does: at a
+// handoff, and again at the end, the resumed run's final record replacing
+// the handoff's in the same file; the reference reports it.
+TEST_F(MetricsCli, ACheckpointRunRecordsItselfAtHandoffAndItsEndReplacesThatRecord) {
+  const std::string dir = scratch_ / "home/acme/widgets/runs/r9";
+  const std::string records = home_.path() + "/.ai/metrics/develop";
+  auto cp = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"checkpoint", dir});
+    auto r = test::run_devgraph(args, env());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    return r;
+  };
+  cp({"init", "--repo", "/src/widgets", "--default-branch", "main"});
+  cp({"go", "--node", "bundle", "--event", "SCAN_DONE"});
+  EXPECT_FALSE(path_exists(records)) << "nothing before a handoff or the end";
+  cp({"handoff", "--reason", "context is full"});
+  auto files = test::lines_of(test::entries(records));
+  ASSERT_EQ(files.size(), 1u) << test::entries(records);
+  auto lines = test::read_jsonl(records + "/" + files[0]);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["run_id"], "r9");
+  EXPECT_EQ(lines[0]["status"], "handoff");
+  cp({"resume"});
+  cp({"go", "--node", "complete", "--event", "RUN_COMPLETE"});
+  EXPECT_EQ(test::lines_of(test::entries(records)), files);
+  lines = test::read_jsonl(records + "/" + files[0]);
+  ASSERT_EQ(lines.size(), 1u) << "the final record replaces the handoff's";
+  EXPECT_EQ(lines[0]["status"], "complete");
+  auto report = ref({"report", records + "/" + files[0]});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.out.find("r9"), std::string::npos) << report.out;
 }
 
 TEST_F(MetricsCli, SessionsListsTheRecordsOfBothTools) {

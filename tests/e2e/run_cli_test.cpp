@@ -300,6 +300,18 @@ TEST_F(RunCli, FiveLocalIssuesTwoSharingAParentBecomeFourReadyBranchesTwoAtATime
   }
   auto v = test::run_devgraph({"validate", "run", run_dir(res)}, env(), repo);
   EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+
+  // The session is recorded as the run ends, and reported with its costs.
+  std::string records = ai_root + "/metrics/develop";
+  auto files = lines_of(test::entries(records));
+  ASSERT_EQ(files.size(), 1u) << test::entries(records);
+  auto sessions = test::read_jsonl(records + "/" + files[0]);
+  ASSERT_EQ(sessions.size(), 1u);
+  EXPECT_EQ(sessions[0]["run_id"], res["run_id"]);
+  EXPECT_EQ(sessions[0]["status"], "complete");
+  auto report = devgraph({"metrics", "report", records + "/" + files[0]});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.out.find(json_str(res, "run_id")), std::string::npos) << report.out;
 }
 
 // Three ready branches a person merges; then one worktree gets a change,

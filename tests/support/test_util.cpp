@@ -121,12 +121,34 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   return r;
 }
 
+namespace {
+
+// Where session records go when a test names no place for them: one
+// directory of this test process, removed at its exit, never the home
+// directory's ~/.ai.
+const std::string& test_metrics_dir() {
+  static const std::string dir = [] {
+    char tmpl[] = "/tmp/devgraph-test-metrics-XXXXXX";
+    const char* made = ::mkdtemp(tmpl);
+    std::string d = made ? made : "/tmp";
+    if (made) std::atexit([] { (void)remove_tree(test_metrics_dir()); });
+    return d;
+  }();
+  return dir;
+}
+
+}  // namespace
+
 ProcessResult run_devgraph(const std::vector<std::string>& args,
                            const std::map<std::string, std::string>& env, const std::string& cwd,
                            const std::string& input) {
   std::vector<std::string> argv{DEVGRAPH_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run_process(argv, env, cwd, input);
+  auto e = env;
+  if (!e.count("DEVELOP_METRICS_DIR") && !e.count("AI_ROOT") && !e.count("HOME") &&
+      !std::getenv("DEVELOP_METRICS_DIR") && !std::getenv("AI_ROOT"))
+    e["DEVELOP_METRICS_DIR"] = test_metrics_dir();
+  return run_process(argv, e, cwd, input);
 }
 
 std::string reference_dir() {
