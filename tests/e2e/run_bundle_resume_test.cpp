@@ -126,15 +126,7 @@ size_t count_prefixed(const std::string& text, const std::string& prefix) {
 // Configuration for every git the tests and the driver start, passed in
 // the environment so no `git config` process is needed: an identity for
 // commits, and no background gc after them (it only adds noise to timings).
-const std::map<std::string, std::string> kGitEnv = {{"GIT_CONFIG_COUNT", "4"},
-                                                    {"GIT_CONFIG_KEY_0", "user.name"},
-                                                    {"GIT_CONFIG_VALUE_0", "devgraph test"},
-                                                    {"GIT_CONFIG_KEY_1", "user.email"},
-                                                    {"GIT_CONFIG_VALUE_1", "test@devgraph.invalid"},
-                                                    {"GIT_CONFIG_KEY_2", "maintenance.auto"},
-                                                    {"GIT_CONFIG_VALUE_2", "false"},
-                                                    {"GIT_CONFIG_KEY_3", "gc.auto"},
-                                                    {"GIT_CONFIG_VALUE_3", "0"}};
+const std::map<std::string, std::string> kGitEnv = test::quiet_git_env();
 
 std::string git_out(const std::string& dir, std::vector<std::string> args) {
   args.insert(args.begin(), {"git", "-C", dir});
