@@ -94,4 +94,36 @@ void RunFeed::drain() {
   }
 }
 
+Json session_snapshot(const Json& session, const std::string& path) {
+  const Json replay = session.value("replay", Json::object());
+  Json state = {{"run_id", session.value("run_id", Json())},
+                {"repo", session.value("repo", Json())},
+                {"node", session.value("node", Json())},
+                {"status", session.value("status", Json())},
+                {"bundles", replay.value("bundles", Json::array())},
+                {"bundles_runtime", replay.value("bundles_runtime", Json::object())},
+                {"tasks_runtime", replay.value("tasks_runtime", Json::object())},
+                {"prs", replay.value("prs", Json::array())}};
+  Json all = replay.value("events", Json::array());
+  if (!all.is_array()) all = Json::array();
+  Json events = Json::array();
+  size_t from = all.size() > kSnapshotEvents ? all.size() - kSnapshotEvents : 0;
+  std::uint64_t newest = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (!all[i].is_object()) continue;
+    if (all[i].contains("seq") && all[i]["seq"].is_number_unsigned())
+      newest = std::max(newest, all[i]["seq"].get<std::uint64_t>());
+    if (i >= from) events.push_back(all[i]);
+  }
+  return Json{{"run_dir", session.value("run_dir", Json())},
+              {"state", state},
+              {"events", events},
+              {"event_seq", newest},
+              {"source",
+               {{"kind", "session"},
+                {"path", path},
+                {"recorded_at", session.value("recorded_at", Json())},
+                {"wall_seconds", session.value("wall_seconds", Json())}}}};
+}
+
 }  // namespace devgraph::board

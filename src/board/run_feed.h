@@ -55,4 +55,11 @@ class RunFeed final : public BoardFeed {
   int inotify_ = -1;
 };
 
+// The board's data from a session record (metrics.h), so a run replays
+// after its directory is gone: the state rebuilt from the record's fields
+// and its `replay` (bundles, cursors, pull requests), the newest
+// kSnapshotEvents of its events, and where it came from. A record without
+// a replay has no events.
+Json session_snapshot(const Json& session, const std::string& path);
+
 }  // namespace devgraph::board

@@ -3,7 +3,9 @@
 // repository whose newest run is shown (default: the current directory).
 // It prints the board's URL on stdout, serves until SIGINT, SIGTERM or
 // SIGHUP, and never writes into the run. `devgraph board build [TARGET]
-// [-o FILE]` writes the board as one HTML file holding the run's data.
+// [-o FILE] [--run-id ID]` writes the board as one HTML file holding the
+// run's data; TARGET may also be a session record (`metrics record`), so a
+// run replays after its directory is gone.
 //
 // Exit codes: 0 stopped by a signal; 1 the port cannot be had or the loop
 // failed; 3 a usage error, or no run at TARGET.
@@ -17,6 +19,7 @@
 #include "board/server.h"
 #include "cli/verbs.h"
 #include "inbox/inbox.h"
+#include "metrics/metrics.h"
 #include "proc/stop_signals.h"
 #include "proc/supervisor.h"
 #include "util/args.h"
@@ -85,26 +88,43 @@ int build(const VerbArgs& args) {
   ArgParser p("devgraph board build");
   p.description(
        "Write a run's board as one self-contained HTML file, which opens with no server "
-       "(TARGET: a run directory or a repository; default: the current directory).")
-      .option("output", "the file to write (-o; default: standard output)");
+       "(TARGET: a run directory, a repository, or a session record written by `devgraph "
+       "metrics record`; default: the current directory).")
+      .option("output", "the file to write (-o; default: standard output)")
+      .option("run-id", "with a session record (.jsonl) as TARGET: the run to show");
   VerbArgs flags;
   std::vector<std::string> targets;
-  split_target(args, {"--output"}, flags, targets);
+  split_target(args, {"--output", "--run-id"}, flags, targets);
   auto a = p.parse(flags);
   if (!a) return report(a.error());
   if (targets.size() > 1)
     return report(p.usage_error("expected at most one TARGET, got: " + join(targets, " ")));
-  auto run = run_of(targets.empty() ? std::string(".") : targets[0]);
-  if (!run) return report(run.error());
-  board::RunFeed feed(*run);
-  feed.refresh();
-  Json data = feed.snapshot();
+  const std::string target = targets.empty() ? std::string(".") : targets[0];
+  Json data;
+  std::string what;
+  if (target.size() > 6 && target.substr(target.size() - 6) == ".jsonl" && !is_directory(target)) {
+    // A session record: the run replayed after its directory is gone.
+    if (!path_exists(target)) return report(fail(ErrorKind::usage, target + ": no such file"));
+    auto sessions = metrics::load_sessions(target);
+    if (!sessions) return report(fail(ErrorKind::usage, sessions.error().message));
+    auto session = metrics::pick_session(*sessions, target, a->get("run-id"));
+    if (!session) return report(fail(ErrorKind::usage, session.error().message));
+    data = board::session_snapshot(*session, target);
+    what = "the record of run " + json_str(*session, "run_id") + " in " + target;
+  } else {
+    auto run = run_of(target);
+    if (!run) return report(run.error());
+    board::RunFeed feed(*run);
+    feed.refresh();
+    data = feed.snapshot();
+    what = *run;
+  }
   data["snapshot"] = true;
   std::string page = board::board_snapshot_page(data);
   if (auto o = a->get("output")) {
     if (auto st = write_file_atomic(*o, page); !st) return report(st.error());
-    err() << "devgraph board: wrote " << *o << " (" << feed.newest() << " events of " << *run << ")"
-          << std::endl;
+    err() << "devgraph board: wrote " << *o << " (" << data.value("event_seq", 0ULL)
+          << " events of " << what << ")" << std::endl;
   } else {
     out() << page;
   }
@@ -171,7 +191,7 @@ int serve(const VerbArgs& args) {
 int verb_board(const VerbArgs& args) {
   const std::string usage =
       "usage: devgraph board serve [TARGET] [--port P] [--bind ADDR]\n"
-      "       devgraph board build [TARGET] [-o FILE]\n\n"
+      "       devgraph board build [TARGET] [-o FILE] [--run-id ID]\n\n"
       "The run board in a browser: `serve` prints its URL and pushes each event of the run to "
       "every open page; `build` writes one HTML file that opens with no server.\n";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {

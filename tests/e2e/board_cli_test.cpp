@@ -196,6 +196,34 @@ TEST_F(BoardCli, ASnapshotHoldsTheRunsDataWhereNoTextCanEndItsElement) {
   EXPECT_EQ(to_stdout.out, page);
 }
 
+// A run recorded by `devgraph metrics record` is replayed from its record
+// after its directory is gone.
+TEST_F(BoardCli, ASnapshotFromASessionRecordReplaysARunWhoseDirectoryIsGone) {
+  const std::string records = s / "metrics";
+  auto rec = test::run_devgraph({"metrics", "record", run, "--metrics-dir", records});
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  std::string record = rec.out.substr(0, rec.out.find('\n'));
+  ASSERT_TRUE(path_exists(record)) << rec.out;
+  ASSERT_TRUE(remove_tree(s / "runs"));
+  const std::string file = s / "replay.html";
+  auto r = test::run_devgraph({"board", "build", record, "-o", file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string page = test::slurp(file);
+  const std::string open = "<script id=\"board-data\" type=\"application/json\">";
+  auto at = page.find(open) + open.size();
+  auto data = parse_json(page.substr(at, page.find("</script>", at) - at), "snapshot");
+  ASSERT_TRUE(data);
+  EXPECT_EQ((*data)["source"]["kind"], "session");
+  EXPECT_EQ((*data)["state"]["run_id"], "r1");
+  EXPECT_EQ((*data)["event_seq"], 2);
+  ASSERT_EQ((*data)["events"].size(), 2u);
+  EXPECT_EQ((*data)["events"][1]["detail"]["text"], "<script>alert(1)</script>");
+  auto bad = test::run_devgraph({"board", "build", record, "--run-id", "nope"});
+  EXPECT_EQ(bad.exit_code, 3) << bad.err;
+  EXPECT_EQ(bad.err.find('\n'), bad.err.size() - 1) << bad.err;
+  EXPECT_EQ(test::run_devgraph({"board", "build", s / "missing.jsonl"}).exit_code, 3);
+}
+
 TEST(BoardCliUsage, NoRunOrABadFlagIsOneLineAndExitThree) {
   test::Scratch s;
   auto r = test::run_devgraph({"board", "serve", s / "nowhere"});
