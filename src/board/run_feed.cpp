@@ -94,8 +94,11 @@ void RunFeed::drain() {
   }
 }
 
-Json session_snapshot(const Json& session, const std::string& path) {
-  const Json replay = session.value("replay", Json::object());
+Json session_snapshot(const Json& record, const std::string& path) {
+  // Anything not an object is taken as empty (value() would throw).
+  const Json session = record.is_object() ? record : Json::object();
+  Json replay = session.value("replay", Json::object());
+  if (!replay.is_object()) replay = Json::object();
   Json state = {{"run_id", session.value("run_id", Json())},
                 {"repo", session.value("repo", Json())},
                 {"node", session.value("node", Json())},

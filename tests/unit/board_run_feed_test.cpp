@@ -76,5 +76,33 @@ TEST(BoardRunFeed, TheWatchWakesOnAnAppendAndAMissingRunIsAnError) {
   EXPECT_NE(bad.error().message.find("cannot watch"), std::string::npos);
 }
 
+TEST(BoardSessionSnapshot, ARecordsReplayIsTheBoardsDataAndAnythingMalformedIsEmpty) {
+  Json events = Json::array();
+  for (int i = 1; i <= static_cast<int>(kSnapshotEvents) + 3; ++i)
+    events.push_back(*parse_json(event(i), "e"));
+  Json session = {
+      {"run_id", "r1"},
+      {"repo", "/src/w"},
+      {"status", "complete"},
+      {"node", "complete"},
+      {"run_dir", "/gone"},
+      {"recorded_at", "2026-12-02T10:00:00Z"},
+      {"replay",
+       {{"bundles", Json::array({{{"id", "b1"}, {"title", "<i>t</i>"}}})}, {"events", events}}}};
+  Json snap = session_snapshot(session, "/m/x.jsonl");
+  EXPECT_EQ(snap["state"]["run_id"], "r1");
+  EXPECT_EQ(snap["state"]["bundles"][0]["title"], "<i>t</i>");
+  EXPECT_EQ(snap["event_seq"], kSnapshotEvents + 3);
+  EXPECT_EQ(snap["events"].size(), kSnapshotEvents);
+  EXPECT_EQ(snap["source"]["kind"], "session");
+  EXPECT_EQ(snap["source"]["path"], "/m/x.jsonl");
+  for (const Json& bad :
+       {Json("text"), Json{{"replay", "not an object"}}, Json{{"replay", {{"events", 7}}}}}) {
+    Json s2 = session_snapshot(bad, "/m/x.jsonl");
+    EXPECT_TRUE(s2["events"].empty()) << dump_py(bad);
+    EXPECT_EQ(s2["event_seq"], 0) << dump_py(bad);
+  }
+}
+
 }  // namespace
 }  // namespace devgraph::board
