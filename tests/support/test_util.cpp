@@ -126,13 +126,16 @@ namespace {
 // Where session records go when a test names no place for them: one
 // directory of this test process, removed at its exit, never the home
 // directory's ~/.ai.
-const std::string& test_metrics_dir() {
-  static const std::string dir = [] {
-    char tmpl[] = "/tmp/devgraph-test-metrics-XXXXXX";
-    const char* made = ::mkdtemp(tmpl);
-    std::string d = made ? made : "/tmp";
-    if (made) std::atexit([] { (void)remove_tree(test_metrics_dir()); });
-    return d;
+// The name lives in a static buffer, not a std::string: the exit handler
+// that removes the directory runs after static objects are destroyed.
+char metrics_dir_name[] = "/tmp/devgraph-test-metrics-XXXXXX";
+
+const char* test_metrics_dir() {
+  static const char* dir = [] {
+    const char* made = ::mkdtemp(metrics_dir_name);
+    if (!made) return "/tmp";
+    std::atexit([] { (void)remove_tree(metrics_dir_name); });
+    return static_cast<const char*>(metrics_dir_name);
   }();
   return dir;
 }
