@@ -3,7 +3,9 @@
 # already present): install the Debian packages devgraph needs, then
 # configure and build into ./build. Safe to run again; it only installs
 # what is missing and rebuilds what changed. DEVGRAPH_REAL_CLIS=1 also
-# installs the real agent CLIs for their end-to-end tests (see below).
+# installs the real agent CLIs for their end-to-end tests, and
+# DEVGRAPH_BROWSER_TESTS=1 Chromium and playwright-core for the board's
+# browser tests (see below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +14,7 @@ packages=(cmake ninja-build g++ git python3 pkg-config
           libgtest-dev libgmock-dev)
 if [ "${DEVGRAPH_BENCH:-0}" = 1 ]; then packages+=(libbenchmark-dev hyperfine); fi
 if [ "${DEVGRAPH_FUZZ:-0}" = 1 ]; then packages+=(clang libclang-rt-14-dev); fi
+if [ "${DEVGRAPH_BROWSER_TESTS:-0}" = 1 ]; then packages+=(chromium); fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -24,6 +27,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Node 20 or later and npm, for what npm installs below (Debian 12's own
+# nodejs is 18, too old for these packages, so it is not installed here).
+need_node() {
+  if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+    echo "bootstrap: $1 needs node (20 or later) and npm" >&2
+    exit 1
+  fi
+  if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
+    echo "bootstrap: $1 needs node 20 or later, not $(node --version)" >&2
+    exit 1
+  fi
+}
+
 # DEVGRAPH_REAL_CLIS=1: the real agent CLIs, at pinned versions, in an npm
 # prefix of this checkout (git-ignored) where tests/e2e/real_cli_test.cpp
 # finds them; docs/real-clis.md. A CLI already at its pinned version is not
@@ -35,15 +51,7 @@ if [ "${DEVGRAPH_REAL_CLIS:-0}" = 1 ]; then
   pins=("@anthropic-ai/claude-code@${DEVGRAPH_CLAUDE_VERSION:-2.1.332}"
         "@openai/codex@${DEVGRAPH_CODEX_VERSION:-0.171.0}"
         "@google/gemini-cli@${DEVGRAPH_GEMINI_VERSION:-0.61.0}")
-  if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
-    echo "bootstrap: DEVGRAPH_REAL_CLIS=1 needs node (20 or later) and npm" >&2
-    exit 1
-  fi
-  node_major=$(node -p 'process.versions.node.split(".")[0]')
-  if [ "$node_major" -lt 20 ]; then
-    echo "bootstrap: DEVGRAPH_REAL_CLIS=1 needs node 20 or later, not $(node --version)" >&2
-    exit 1
-  fi
+  need_node DEVGRAPH_REAL_CLIS=1
   wanted=()
   for pin in "${pins[@]}"; do
     name=${pin%@*} version=${pin##*@}
@@ -55,6 +63,23 @@ if [ "${DEVGRAPH_REAL_CLIS:-0}" = 1 ]; then
     mkdir -p "$clis_dir"
     npm install --prefix "$clis_dir" --save-exact --no-audit --no-fund --loglevel=error \
       "${wanted[@]}" >&2
+  fi
+fi
+
+# DEVGRAPH_BROWSER_TESTS=1: playwright-core at the version the lock file
+# pins, in tests/browser/node_modules (git-ignored), where the board's
+# browser tests (tests/browser/run.sh) drive the Chromium installed above.
+# It never downloads a browser of its own.
+if [ "${DEVGRAPH_BROWSER_TESTS:-0}" = 1 ]; then
+  need_node DEVGRAPH_BROWSER_TESTS=1
+  pinned=$(PKG="$PWD/tests/browser/package.json" \
+    node -p 'require(process.env.PKG).dependencies["playwright-core"]')
+  have=$(PKG="$PWD/tests/browser/node_modules/playwright-core/package.json" \
+    node -p 'try { require(process.env.PKG).version } catch (e) { "" }')
+  if [ "$have" != "$pinned" ]; then
+    echo "bootstrap: installing playwright-core $pinned into tests/browser/node_modules" >&2
+    (cd tests/browser && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
+      npm ci --no-audit --no-fund --loglevel=error >&2)
   fi
 fi
 
