@@ -31,6 +31,7 @@ if (dashboard && !existsSync(dashboard)) {
 }
 const board = await import("../tests/browser/board.mjs");
 const kPages = 10, kEvents = 20;
+const running = [];  // every server started, stopped at the end whatever happens
 
 function memory(pid) {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -44,13 +45,15 @@ const mib = (kib) => (kib / 1024).toFixed(1);
 function startReference(runDir) {
   const child = spawn("python3", [dashboard, "serve", runDir, "--port", "0"],
     { stdio: ["ignore", "pipe", "ignore"] });
+  const exited = new Promise((resolve) => child.on("exit", resolve));
   return new Promise((resolve, reject) => {
     let out = "";
-    child.on("exit", (code) => reject(new Error(`dashboard.py exited (${code})`)));
+    exited.then((code) => reject(new Error(`dashboard.py exited (${code})`)));
     child.stdout.on("data", (d) => {
       out += d;
       const m = out.match(/http:\/\/127\.0\.0\.1:\d+\//);
-      if (m) resolve({ url: m[0], pid: child.pid, stop: () => child.kill("SIGTERM") });
+      const stop = () => { child.kill("SIGTERM"); return exited; };
+      if (m) resolve({ url: m[0], pid: child.pid, stop });
     });
   });
 }
@@ -64,6 +67,7 @@ async function appendEvents(runDir) {
 
 async function measureDevgraph(browser, runDir, lastSeq) {
   const server = await board.serve(runDir);
+  running.push(server);
   const idle = memory(server.pid);
   const pages = [];
   for (let i = 0; i < kPages; ++i) {
@@ -87,6 +91,7 @@ async function measureDevgraph(browser, runDir, lastSeq) {
 
 async function measureReference(browser, runDir) {
   const server = await startReference(runDir);
+  running.push(server);
   const idle = memory(server.pid);
   const polls = [];
   const pages = [];
@@ -108,7 +113,7 @@ async function measureReference(browser, runDir) {
   })));
   const open = memory(server.pid);
   for (const page of pages) await page.close();
-  server.stop();
+  await server.stop();
   return { idle, open };
 }
 
@@ -135,6 +140,7 @@ try {
       `HWM ${(r.open.hwm / d.open.hwm).toFixed(1)}x`);
   }
 } finally {
+  for (const server of running) await server.stop();
   await browser.close();
   tmp.remove();
 }
