@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "board/view.h"
 #include "util/fs.h"
 
 namespace devgraph::board {
@@ -41,6 +42,7 @@ bool RunFeed::refresh() {
       std::uint64_t seq = (*ev)["seq"].get<std::uint64_t>();
       if (!events_.empty() && seq <= events_.back().first) continue;  // never twice
       events_.emplace_back(seq, line);
+      parsed_.push_back(std::move(*ev));
       changed = true;
     }
     partial_.erase(0, at);
@@ -52,16 +54,29 @@ bool RunFeed::refresh() {
       changed = true;
     }
   }
+  if (changed) {
+    cached_ = Json();
+    cached_text_.clear();
+  }
   return changed;
 }
 
 Json RunFeed::snapshot() {
+  if (!cached_.is_null()) return cached_;
   Json events = Json::array();
-  size_t from = events_.size() > kSnapshotEvents ? events_.size() - kSnapshotEvents : 0;
-  for (size_t i = from; i < events_.size(); ++i)
-    if (auto e = parse_json(events_[i].second, "event")) events.push_back(std::move(*e));
-  return Json{
-      {"run_dir", run_dir_}, {"state", state_}, {"events", events}, {"event_seq", newest()}};
+  size_t from = parsed_.size() > kSnapshotEvents ? parsed_.size() - kSnapshotEvents : 0;
+  for (size_t i = from; i < parsed_.size(); ++i) events.push_back(parsed_[i]);
+  cached_ = Json{{"run_dir", run_dir_},
+                 {"state", state_},
+                 {"events", events},
+                 {"event_seq", newest()},
+                 {"view", board_view(shipped_graph(), state_, parsed_)}};
+  return cached_;
+}
+
+std::string RunFeed::snapshot_text() {
+  if (cached_text_.empty()) cached_text_ = dump_py(snapshot()) + "\n";
+  return cached_text_;
 }
 
 std::vector<std::pair<std::uint64_t, std::string>> RunFeed::events_after(std::uint64_t after) {
@@ -118,8 +133,13 @@ Json session_snapshot(const Json& record, const std::string& path) {
       newest = std::max(newest, all[i]["seq"].get<std::uint64_t>());
     if (i >= from) events.push_back(all[i]);
   }
+  std::vector<Json> all_events;
+  for (const auto& e : all)
+    if (e.is_object()) all_events.push_back(e);
+  Json view = board_view(shipped_graph(), state, all_events);
   return Json{{"run_dir", session.value("run_dir", Json())},
               {"state", state},
+              {"view", std::move(view)},
               {"events", events},
               {"event_seq", newest},
               {"source",

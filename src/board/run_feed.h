@@ -9,7 +9,9 @@
 //   being replaced is read whole or not at all: the run renames it into
 //   place). It says whether anything changed.
 // - snapshot() is {"run_dir", "state", "events": the newest kSnapshotEvents
-//   events, "event_seq": the newest seq}; events_after(n) every event with
+//   events, "event_seq": the newest seq, "view": board_view (view.h) of
+//   every event}, computed once per change of the run; events_after(n)
+//   every event with
 //   a seq above n, oldest first, as the run wrote it.
 // - watch() puts an inotify watch on the run directory, so a host's loop
 //   wakes when the run appends an event or replaces its state; drain()
@@ -36,6 +38,7 @@ class RunFeed final : public BoardFeed {
 
   bool refresh();
   Json snapshot() override;
+  std::string snapshot_text() override;
   std::vector<std::pair<std::uint64_t, std::string>> events_after(std::uint64_t after) override;
   std::uint64_t newest() override;
 
@@ -50,6 +53,9 @@ class RunFeed final : public BoardFeed {
   std::uint64_t offset_ = 0;  // bytes of events.jsonl read
   std::string partial_;       // a last line not yet ended
   std::vector<std::pair<std::uint64_t, std::string>> events_;
+  std::vector<Json> parsed_;  // the same events, parsed
+  Json cached_;               // snapshot() until the run changes
+  std::string cached_text_;   // and its text
   Json state_ = Json::object();
   std::string state_text_;
   int inotify_ = -1;

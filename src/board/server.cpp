@@ -162,12 +162,14 @@ void BoardServer::answer(std::uint64_t id, Client& c) {
   } else if (r.path == "/" || r.path == "/index.html") {
     send(200, "text/html; charset=utf-8", options_.page);
   } else if (r.path == "/data.json") {
-    send(200, "application/json; charset=utf-8", dump_py(feed_.snapshot()) + "\n");
+    send(200, "application/json; charset=utf-8", feed_.snapshot_text());
   } else if (r.path == "/events" && !head) {
     c.streaming = true;
     auto last = last_event_id(r);
     c.sent = last ? *last : feed_.newest();
-    c.out += sse_head() + sse_comment("devgraph board");
+    // retry: a page that loses the stream tries again after 1 s, not the
+    // browser's default 3 s.
+    c.out += sse_head() + "retry: 1000\n\n" + sse_comment("devgraph board");
     send_stream(c);
   } else {
     send(404, "text/plain; charset=utf-8", "no such page\n");

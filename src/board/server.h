@@ -73,6 +73,9 @@ class BoardFeed {
   virtual ~BoardFeed() = default;
   // /data.json: the run as the page draws it, `event_seq` included.
   virtual Json snapshot() = 0;
+  // snapshot() as the JSON text /data.json answers (a feed may keep it
+  // until its run changes).
+  virtual std::string snapshot_text() { return dump_py(snapshot()) + "\n"; }
   // The events whose seq is above `after`, oldest first, as (seq, the
   // event's JSON text).
   virtual std::vector<std::pair<std::uint64_t, std::string>> events_after(std::uint64_t after) = 0;

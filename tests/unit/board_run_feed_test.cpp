@@ -18,6 +18,26 @@ void append(const std::string& path, const std::string& text) {
   test::write_text(path, (old ? *old : std::string()) + text);
 }
 
+TEST(BoardRunFeed, TheAnswerIsKeptUntilTheRunChangesAndHoldsTheView) {
+  test::Scratch s;
+  const std::string log = s / "events.jsonl";
+  test::write_text(log, event(1) + "\n");
+  RunFeed feed(s.path());
+  feed.refresh();
+  std::string first = feed.snapshot_text();
+  EXPECT_NE(first.find("\"view\""), std::string::npos);
+  EXPECT_FALSE(feed.refresh());
+  EXPECT_EQ(feed.snapshot_text(), first);
+  append(log, event(2) + "\n");
+  EXPECT_TRUE(feed.refresh());
+  std::string second = feed.snapshot_text();
+  EXPECT_NE(second, first);
+  auto parsed = parse_json(second, "answer");
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ((*parsed)["event_seq"], 2);
+  EXPECT_EQ((*parsed)["view"]["totals"]["events"], 2);
+}
+
 TEST(BoardRunFeed, EventsAreReadAsTheyAreAppendedAndATornLineWaitsForItsEnd) {
   test::Scratch s;
   const std::string log = s / "events.jsonl";
