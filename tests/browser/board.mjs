@@ -8,18 +8,18 @@
 // what did not happen.
 //
 // The page's hooks, the only things the tests look for (the board's DOM
-// contract; * marks the hooks the page as first written does not have
-// yet, and the tests that need them fail with a message naming them):
-// - * document.body.dataset.ready === "1" once the first data is drawn.
+// contract; a test whose hook is missing fails with a message naming
+// it):
+// - document.body.dataset.ready === "1" once the first data is drawn.
 // - #stream: "live" while the event stream is open, "reconnecting" while
 //   it is lost, "snapshot" in a built file.
 // - #log [data-seq="N"]: one element per event the page has, newest
 //   first, N the event's seq.
-// - * [data-bundle="ID"]: one element per bundle; its text includes the
+// - [data-bundle="ID"]: one element per bundle; its text includes the
 //   bundle's title.
-// - * [data-task="BUNDLE/TASK"]: one element per task of the run (it may
+// - [data-task="BUNDLE/TASK"]: one element per task of the run (it may
 //   sit inside a collapsed group).
-// - * #tasks-total: its text is the number of tasks in the run.
+// - #tasks-total: its text is the number of tasks in the run.
 // - #filter: an input; typing text shows only the bundles and tasks whose
 //   id or title contains it (their groups expanded).
 import { execFile, spawn } from "node:child_process";
@@ -142,6 +142,6 @@ export async function until(page, what, fn, arg, timeout = 5000) {
 // For the hooks of the DOM contract that the page before its rewrite
 // lacks: says so in the failure.
 export const missingHook = (hook) =>
-  `${hook} is part of the board's DOM contract; the page as first written does not have it yet`;
+  `${hook} is part of the board's DOM contract and the page does not have it`;
 
 export const streamText = () => document.getElementById("stream")?.textContent.trim();

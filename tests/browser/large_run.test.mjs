@@ -1,9 +1,8 @@
 // A run of 1,000 tasks (100 bundles of 10) and its 1,700 events: the page
 // is drawn within a bound, counts every task, and the filter finds one.
 //
-// Hooks: body[data-ready], #tasks-total and [data-task="BUNDLE/TASK"] are
-// NOT on the page as first written (the test fails on the first it
-// misses, with a message naming it); #filter and #log [data-seq] are.
+// Hooks: body[data-ready], #tasks-total, [data-task="BUNDLE/TASK"],
+// #filter and #log [data-seq] (a missing one fails with its name).
 import assert from "node:assert/strict";
 import { performance } from "node:perf_hooks";
 import { after, before, test } from "node:test";
@@ -11,8 +10,7 @@ import { after, before, test } from "node:test";
 import { devgraph, launch, makeRun, missingHook, run, scratch, serve, until } from "./board.mjs";
 
 // From the request for the page to body[data-ready]. On the 2-core build
-// machine the page as first written drew this run's bundles and events
-// in 0.2-0.3 s, and a page with these hooks added was ready in 0.3 s
+// machine the page was ready in 0.3 s
 // (0.5 s with the end-to-end tests running beside it): the bound leaves
 // ten times that for a loaded machine and a richer page.
 const kReadyMs = 5000;

@@ -1,7 +1,7 @@
 // A page on a live run shows each new event as the run records it,
 // without a reload: within 1 s of `devgraph checkpoint event` returning.
 //
-// Hooks: #stream, #log [data-seq] (both on the page as first written).
+// Hooks: #stream, #log [data-seq].
 import assert from "node:assert/strict";
 import { performance } from "node:perf_hooks";
 import { after, before, test } from "node:test";

@@ -2,9 +2,8 @@
 // detail) shows as the characters it is, on the served page and in a
 // built snapshot: nothing in it becomes an element or runs.
 //
-// Hooks: body text, #stream (on the page as first written), and
-// [data-bundle="ID"] (NOT on the page as first written: the test checks
-// everything else first, then fails on it with a message naming it).
+// Hooks: body text, #stream and [data-bundle="ID"] (checked last, so a
+// missing hook fails with its name after every other check).
 import assert from "node:assert/strict";
 import { pathToFileURL } from "node:url";
 import { after, before, test } from "node:test";

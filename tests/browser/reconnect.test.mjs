@@ -1,7 +1,7 @@
 // A page whose server goes away catches up when a server is back on the
 // same port: every event recorded meanwhile appears once, without a reload.
 //
-// Hooks: #stream, #log [data-seq] (both on the page as first written).
+// Hooks: #stream, #log [data-seq].
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 

@@ -3,9 +3,8 @@
 // and nothing asked of the network, after the run's directory is gone,
 // and shows the run's events and bundles.
 //
-// Hooks: #stream and #log [data-seq] (on the page as first written), and
-// [data-bundle="ID"] (NOT on the page as first written: checked last, with
-// a message naming it). A record keeps each bundle's id, branch, status
+// Hooks: #stream, #log [data-seq] and [data-bundle="ID"] (checked last,
+// with a message naming it). A record keeps each bundle's id, branch, status
 // and tasks but not its title (the reference's record format), so the
 // bundles are found by id.
 import assert from "node:assert/strict";
