@@ -645,17 +645,6 @@ std::vector<std::string> current_environment() {
   return env;
 }
 
-std::optional<long long> usage_tokens(const Json& usage) {
-  if (!usage.is_object()) return std::nullopt;
-  std::optional<long long> total;
-  for (const char* key : {"input_tokens", "output_tokens"}) {
-    auto it = usage.find(key);
-    if (it == usage.end() || !it->is_number_integer() || it->get<long long>() < 0) continue;
-    total = total.value_or(0) + it->get<long long>();
-  }
-  return total;
-}
-
 std::vector<std::string> child_environment(BackendKind kind,
                                            const std::vector<std::string>& parent) {
   // DEVGRAPH_LIMITS_SOCKET is the driver's line to the run's limits

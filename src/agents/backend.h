@@ -132,7 +132,9 @@ struct AgentOutput {
   std::string session_id;
   double cost_usd = 0.0;
   long long duration_ms = 0;
-  Json usage;           // token counts as the CLI reported them
+  // Token counts as the CLI reported them (claude's `usage`, codex's
+  // turn.completed `usage`, gemini's `stats`); agents/usage.h reads them.
+  Json usage;
   bool failed = false;  // the CLI itself failed (exit, is_error, subtype)
   std::string error;    // one line: why it failed
   // For a failed run: which way it is handled, and the row that said so.
@@ -144,10 +146,6 @@ struct AgentOutput {
   // reports none (the sim, any command).
   std::optional<int> tool_calls;
 };
-
-// The tokens a CLI's usage record reports: input_tokens plus
-// output_tokens; nullopt when it names neither (the CLI reports no tokens).
-std::optional<long long> usage_tokens(const Json& usage);
 
 // What a launch needs besides the request: the rendered prompt and a file
 // that holds it (for backends that take the prompt from a file).

@@ -16,6 +16,7 @@
 #include "agents/cli_setup.h"
 #include "agents/result.h"
 #include "agents/sim.h"
+#include "agents/usage.h"
 #include "contracts/schema.h"
 #include "proc/stop_signals.h"
 #include "skill/skill.h"
@@ -107,8 +108,13 @@ struct PersonaRuntime::Impl {
     ChildId child = 0;
     TimerId timer = 0;
     double cost = 0.0;
-    std::optional<long long> tokens;  // summed where the CLI reports them
-    std::optional<int> tool_calls;    // likewise
+    TokenUsage tokens;              // summed where the CLI reports them
+    std::optional<int> tool_calls;  // likewise
+    // The last usage a call reported and its session: a resume of that
+    // session adds only what grew, for a CLI whose report covers the
+    // session so far (usage_covers_session).
+    std::string reported_session;
+    TokenUsage session_reported;
     long long duration_ms = 0;
     std::string session_id;
     Json usage;
@@ -294,6 +300,19 @@ struct PersonaRuntime::Impl {
                 {"blockers", Json::array({std::string(outcome_name(outcome))})}};
   }
 
+  // Adds one call's tokens to its launch's: all of them, or, when the call
+  // resumed a session whose report was counted already and the CLI reports
+  // the session so far, what grew since.
+  void count_usage(Launch& l, const AgentOutput& out) {
+    TokenUsage call = normalize_usage(backend->kind(), out.usage);
+    const bool seen = !out.session_id.empty() && out.session_id == l.reported_session;
+    l.tokens +=
+        seen && usage_covers_session(backend->kind()) ? call.since(l.session_reported) : call;
+    if (out.session_id.empty()) return;
+    l.reported_session = out.session_id;
+    l.session_reported = std::move(call);
+  }
+
   void complete(Launch& l, Outcome outcome, const std::string& error, Json result = nullptr) {
     Completion c;
     c.id = l.id;
@@ -304,7 +323,8 @@ struct PersonaRuntime::Impl {
     c.result = outcome == Outcome::result ? std::move(result) : blocked_result(l, outcome, error);
     c.session_id = l.session_id;
     c.cost_usd = l.cost;
-    c.tokens = l.tokens;
+    c.token_usage = l.tokens;
+    c.tokens = l.tokens.total();
     c.tool_calls = l.tool_calls;
     c.duration_ms = l.duration_ms;
     c.usage = l.usage;
@@ -441,7 +461,7 @@ struct PersonaRuntime::Impl {
     l.stalled = false;
     keep_output(l, ex);
     l.cost += out.cost_usd;
-    if (auto t = usage_tokens(out.usage)) l.tokens = l.tokens.value_or(0) + *t;
+    count_usage(l, out);
     if (out.tool_calls) l.tool_calls = l.tool_calls.value_or(0) + *out.tool_calls;
     total_cost += out.cost_usd;
     l.duration_ms += out.duration_ms;

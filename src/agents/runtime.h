@@ -40,8 +40,14 @@
 //   waiting out a limit by itself (Backend::live_limit) for limit_stall is
 //   stopped and handled the same way.
 //   pause() does the same for a limit met elsewhere (the run's other
-//   bundles). Completion::tokens sums what the CLI reported
-//   (usage_tokens).
+//   bundles).
+// - Completion::token_usage sums what the CLI reported about tokens over
+//   every attempt and the resume, normalized (agents/usage.h): all of each
+//   call, except that a resume of a session whose earlier report was
+//   counted adds only what grew, for a CLI whose report covers the session
+//   so far (codex). Completion::tokens is its total(), the one `tokens`
+//   number (util/token_usage.h); both say nothing where no call reported
+//   anything.
 // - Every launch, finish, back-off and pause is appended to log_path
 //   (run_bundle.log, JSON lines: ts, bundle, event, then the reference's
 //   fields for "launched", "finished", "backoff"; "paused"/"unpaused" are
@@ -84,6 +90,7 @@
 #include "util/clock.h"
 #include "util/expected.h"
 #include "util/json.h"
+#include "util/token_usage.h"
 
 namespace devgraph::agents {
 
@@ -150,14 +157,15 @@ struct Completion {
   Json result;  // always an object with at least status, summary, evidence
   std::string session_id;
   double cost_usd = 0.0;  // summed over attempts and the resume
-  // Tokens summed the same way (usage_tokens); nullopt when the CLI
-  // reported none.
+  // Tokens summed over attempts and the resume (see the contract), part by
+  // part; `tokens` is its total(), nullopt when the CLI reported none.
+  TokenUsage token_usage;
   std::optional<long long> tokens;
   // Tool calls summed the same way (AgentOutput::tool_calls); nullopt when
   // the CLI reported none.
   std::optional<int> tool_calls;
   long long duration_ms = 0;  // the CLI's own API time, summed
-  Json usage;                 // the last attempt's usage
+  Json usage;                 // the last attempt's usage, as the CLI printed it
   int attempts = 1;           // launches of the same prompt (retries + 1)
   bool resumed = false;
   int exit_code = -1;

@@ -347,14 +347,6 @@ TEST(Backend, ChildEnvironmentKeepsSecretsOut) {
                                    "GEMINI_API_KEY"}));
 }
 
-TEST(Backend, TokensAreInputAndOutputWhereTheUsageNamesThem) {
-  EXPECT_EQ(usage_tokens(Json{{"input_tokens", 3}, {"output_tokens", 4}}), 7);
-  EXPECT_EQ(usage_tokens(Json{{"output_tokens", 4}, {"cache_read_input_tokens", 100}}), 4);
-  EXPECT_EQ(usage_tokens(Json{{"prompt", 4}}), std::nullopt);
-  EXPECT_EQ(usage_tokens(Json()), std::nullopt);
-  EXPECT_EQ(usage_tokens(Json{{"input_tokens", "many"}}), std::nullopt);
-}
-
 TEST(Backend, ToolCallsAsEachCliReportsThem) {
   auto claude = make_backend({});
   ASSERT_TRUE(claude.ok());

@@ -119,6 +119,7 @@ TEST_F(Runtime, GoodResultAndTheReferenceLogRecords) {
   EXPECT_EQ(c.session_id, "sess-1");
   EXPECT_DOUBLE_EQ(c.cost_usd, 0.25);
   EXPECT_EQ(c.tokens, 7) << "input_tokens 3 and output_tokens 4";
+  EXPECT_EQ(c.token_usage, (TokenUsage{3, std::nullopt, std::nullopt, 4, std::nullopt}));
   EXPECT_EQ(c.duration_ms, 7);
   EXPECT_EQ(c.attempts, 1);
   EXPECT_FALSE(c.resumed);
@@ -154,6 +155,7 @@ TEST_F(Runtime, ACliThatReportsNoTokensHasNone) {
   auto done = completions(drain(*rt));
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].tokens, std::nullopt);
+  EXPECT_TRUE(done[0].token_usage.empty());
   EXPECT_DOUBLE_EQ(done[0].cost_usd, 0.1);
 }
 
@@ -220,6 +222,9 @@ TEST_F(Runtime, NoResultIsResumedOnceBySession) {
   EXPECT_EQ(c.result["summary"], "resumed");
   EXPECT_TRUE(c.resumed);
   EXPECT_NEAR(c.cost_usd, 0.30, 1e-9) << "both calls are paid for";
+  // claude's usage covers each call alone: both are added, part by part.
+  EXPECT_EQ(c.token_usage, (TokenUsage{2 + 3, 50, 30, 1 + 4, 1}));
+  EXPECT_EQ(c.tokens, 83 + 7);
   auto log = read_log(log_path);
   ASSERT_EQ(log.size(), 4u);
   EXPECT_EQ(log[2]["event"], "launched");
@@ -265,6 +270,7 @@ TEST_F(Runtime, NonZeroExitIsRetriedAfterABackoff) {
   EXPECT_EQ(c.outcome, Outcome::result);
   EXPECT_EQ(c.result["summary"], "after retry");
   EXPECT_EQ(c.attempts, 2);
+  EXPECT_EQ(c.tokens, 25 + 7) << "the failed attempt's tokens count too";
   auto log = read_log(log_path);
   ASSERT_EQ(log.size(), 5u);
   EXPECT_EQ(log[1]["event"], "finished");
@@ -543,6 +549,25 @@ TEST_F(Runtime, ACodexThatRecoversFromAReconnectByItselfIsLeftAlone) {
   EXPECT_EQ(done[0].result["summary"], "recovered");
   auto k = kinds(events);
   EXPECT_EQ(std::find(k.begin(), k.end(), "paused"), k.end());
+}
+
+// codex reports a resumed thread's usage so far: the resume adds only what
+// grew, so the first turn is not counted twice.
+TEST_F(Runtime, ACodexResumeCountsItsThreadOnce) {
+  cfg.backend.kind = BackendKind::codex;
+  cfg.backend.binary = test::test_dir() + "/fixtures/fake-cli/fake-codex";
+  auto rt = make();
+  ASSERT_TRUE(rt->launch(req("developer", "fake-mode=noresult")).ok());
+  auto events = drain(*rt);
+  auto done = completions(events);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].outcome, Outcome::result) << done[0].error;
+  EXPECT_TRUE(done[0].resumed);
+  EXPECT_EQ(done[0].result["summary"], "resumed");
+  // The thread's totals: input_tokens 150 (100 cached, 10 written to the
+  // cache), output_tokens 30 (8 reasoning).
+  EXPECT_EQ(done[0].token_usage, (TokenUsage{40, 100, 10, 30, 8}));
+  EXPECT_EQ(done[0].tokens, 180);
 }
 
 TEST_F(Runtime, LimitBeyondMaxPauseBlocks) {
