@@ -50,13 +50,16 @@ std::vector<std::string> PersonaResult::finding_files() const {
 }
 
 Json PersonaResult::detail() const {
-  return Json{{"agent_handle", handle},
-              {"persona", persona},
-              {"status", status},
-              {"cost_usd", cost_usd},
-              {"duration_ms", duration_ms},
-              {"session_id", session_id.empty() ? Json() : Json(session_id)},
-              {"summary", clip(summary, 300)}};
+  Json d{{"agent_handle", handle},
+         {"persona", persona},
+         {"status", status},
+         {"cost_usd", cost_usd},
+         {"duration_ms", duration_ms},
+         {"session_id", session_id.empty() ? Json() : Json(session_id)},
+         {"summary", clip(summary, 300)}};
+  if (tokens) d["tokens"] = *tokens;
+  if (!usage.empty()) d["usage"] = usage.to_json();
+  return d;
 }
 
 PersonaDispatch::PersonaDispatch(Launcher& launcher, Journal& journal, const BundleLayout& layout,
@@ -86,6 +89,9 @@ std::optional<PersonaResult> PersonaDispatch::recorded(const Visit& v) const {
   r.duration_ms = j->value("duration_ms", 0LL);
   if (auto k = j->find("tool_calls"); k != j->end() && k->is_number_integer())
     r.tool_calls = k->get<int>();
+  // A file saved before results kept their tokens has none.
+  r.tokens = token_count(*j, "tokens");
+  if (auto u = j->find("usage"); u != j->end()) r.usage = TokenUsage::from_json(*u);
   r.reused = true;
   return r;
 }
@@ -182,6 +188,8 @@ PersonaResult PersonaDispatch::complete(LaunchEvent ev) {
   rec["node"] = v.node;
   rec["cursor_moves"] = v.moves;
   if (ev.tool_calls) rec["tool_calls"] = *ev.tool_calls;
+  if (ev.tokens) rec["tokens"] = *ev.tokens;
+  if (!ev.usage.empty()) rec["usage"] = ev.usage.to_json();
   if (!stopped)
     not_written(replace_file(layout_.result(v.persona, v.task), dump_py(rec, 2) + "\n"));
   if (!withdrawn) crash_.reach("saved", subject(layout_, v.task, v.persona));
@@ -198,6 +206,8 @@ PersonaResult PersonaDispatch::complete(LaunchEvent ev) {
   r.duration_ms = ev.duration_ms;
   r.resumed = ev.resumed;
   r.tool_calls = ev.tool_calls;
+  r.tokens = ev.tokens;
+  r.usage = ev.usage;
   return r;
 }
 

@@ -11,8 +11,10 @@
 //   result is ignored.
 // - Every completion is recorded before anyone sees it: its ledger line
 //   (ledger.jsonl, one per completed persona, no fsync: handle, persona,
-//   cost_usd, and tokens where the CLI reported them), its result file,
-//   and the MALFORMED_RESULT event when the persona never answered. Then
+//   cost_usd, and tokens where the CLI reported them), its result file
+//   (with tokens and usage where reported, which a reused result reports
+//   again; a file without them reads as none), and the MALFORMED_RESULT
+//   event when the persona never answered. Then
 //   the crash point saved:<bundle>[/<task>]/<persona>. A withdrawn launch
 //   (kOutcomeWithdrawn: it never started) records nothing and is handed
 //   to its owner like an interrupted one.
@@ -44,6 +46,7 @@
 #include "bundle/layout.h"
 #include "util/expected.h"
 #include "util/json.h"
+#include "util/token_usage.h"
 
 namespace devgraph::bundle {
 
@@ -63,6 +66,10 @@ struct PersonaResult {
   bool reused = false;  // read back from a result file an earlier driver saved
   // The tool calls its CLI reported; nullopt when the CLI reports none.
   std::optional<int> tool_calls;
+  // The tokens its CLI reported (agents/usage.h): their total, and part by
+  // part; nullopt and empty when the CLI reports none.
+  std::optional<long long> tokens;
+  TokenUsage usage;
 
   Json raw = Json::object();  // the RESULT_JSON object
   std::string status;
@@ -77,7 +84,9 @@ struct PersonaResult {
   bool stopped() const { return status == "BLOCKED" || status == "NEEDS_CONTEXT"; }
   // The files the findings name ("file" or "path"), in order.
   std::vector<std::string> finding_files() const;
-  // The event detail every persona move carries.
+  // The event detail every persona move carries: agent_handle, persona,
+  // status, cost_usd, duration_ms, session_id, summary, then `tokens` and
+  // `usage` (TokenUsage::to_json) where the CLI reported any.
   Json detail() const;
 };
 

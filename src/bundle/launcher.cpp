@@ -100,6 +100,7 @@ class RuntimeLauncher final : public Launcher {
           out.session_id = c.session_id;
           out.cost_usd = c.cost_usd;
           out.tokens = c.tokens;
+          out.usage = c.token_usage;
           out.tool_calls = c.tool_calls;
           out.duration_ms = c.duration_ms;
           out.resumed = c.resumed;

@@ -17,6 +17,7 @@
 #include "agents/runtime.h"
 #include "util/expected.h"
 #include "util/json.h"
+#include "util/token_usage.h"
 
 namespace devgraph::bundle {
 
@@ -50,7 +51,8 @@ struct LaunchEvent {
   std::string outcome;  // "result", "malformed_result", "timeout", ...
   std::string session_id;
   double cost_usd = 0.0;
-  std::optional<long long> tokens;  // where the CLI reported them
+  std::optional<long long> tokens;  // where the CLI reported them: usage.total()
+  TokenUsage usage;                 // the same, part by part (util/token_usage.h)
   std::optional<int> tool_calls;    // likewise
   long long duration_ms = 0;
   bool resumed = false;

@@ -23,6 +23,12 @@ Expected<std::uint64_t> FakeLauncher::launch(const agents::LaunchRequest& reques
     done.tool_calls = t->get<int>();
     done.result.erase("tool_calls");
   }
+  // So is "usage" (util/token_usage.h's JSON form).
+  if (auto u = done.result.find("usage"); u != done.result.end()) {
+    done.usage = TokenUsage::from_json(*u);
+    done.tokens = done.usage.total();
+    done.result.erase("usage");
+  }
   done.outcome = "result";
   done.cost_usd = 0.01;
   queue_.push_back(std::move(launched));

@@ -17,7 +17,8 @@ namespace devgraph::test {
 class FakeLauncher final : public bundle::Launcher {
  public:
   // (request, this persona+task's call number from 1) -> RESULT_JSON; a
-  // "tool_calls" field in it is taken out and reported as the CLI's count.
+  // "tool_calls" field in it is taken out and reported as the CLI's count,
+  // a "usage" field (TokenUsage's JSON form) as the CLI's tokens.
   using Script = std::function<Json(const agents::LaunchRequest&, int call)>;
   explicit FakeLauncher(Script script) : script_(std::move(script)) {}
 

@@ -128,6 +128,57 @@ TEST_F(Dispatch, AWithdrawnLaunchRecordsNothingAndTokensReachTheLedger) {
   EXPECT_EQ(ledger_usage(layout.ledger()).tokens, std::nullopt);
 }
 
+TEST_F(Dispatch, TokensReachTheEventDetailAndTheResultFileAndComeBackOnReuse) {
+  test::FakeLauncher counted{[](const agents::LaunchRequest&, int) {
+    return Json{{"status", "DONE"},
+                {"summary", "s"},
+                {"evidence", Json::array()},
+                {"usage", {{"input", 5}, {"cache_read", 900}, {"output", 40}, {"reasoning", 10}}}};
+  }};
+  PersonaDispatch d(counted, *journal, layout, crash, {}, urgency);
+  auto id = d.launch({"developer", "T1", "implement", 2}, "x");
+  ASSERT_TRUE(id.ok());
+  auto r = d.wait_for(*id);
+  ASSERT_TRUE(r.ok());
+  const TokenUsage want{5, 900, std::nullopt, 40, 10};
+  EXPECT_EQ(r->tokens, 945);
+  EXPECT_EQ(r->usage, want);
+  Json detail = r->detail();
+  EXPECT_EQ(detail["tokens"], 945);
+  EXPECT_EQ(detail["usage"].dump(),
+            R"({"input":5,"cache_read":900,"cache_write":null,"output":40,"reasoning":10})");
+  Json saved = std::move(load_json_file(layout.result("developer", "T1"))).value();
+  EXPECT_EQ(saved["tokens"], 945);
+  EXPECT_EQ(TokenUsage::from_json(saved["usage"]), want);
+  EXPECT_EQ(ledger_usage(layout.ledger()).tokens, 945);
+  auto again = d.recorded({"developer", "T1", "implement", 2});
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->tokens, 945);
+  EXPECT_EQ(again->usage, want);
+}
+
+TEST_F(Dispatch, AResultWithoutTokensHasNoneInItsDetailOrFile) {
+  PersonaDispatch d(launcher, *journal, layout, crash, {}, urgency);
+  auto id = d.launch({"tester", "T1", "verify", 1}, "x");
+  ASSERT_TRUE(id.ok());
+  auto r = d.wait_for(*id);
+  ASSERT_TRUE(r.ok());
+  Json detail = r->detail();
+  EXPECT_FALSE(detail.contains("tokens"));
+  EXPECT_FALSE(detail.contains("usage"));
+  Json saved = std::move(load_json_file(layout.result("tester", "T1"))).value();
+  EXPECT_FALSE(saved.contains("tokens"));
+  EXPECT_FALSE(saved.contains("usage"));
+  // A file an older driver saved, or one edited by hand, reads as none.
+  saved["tokens"] = "many";
+  saved["usage"] = "lots";
+  test::write_text(layout.result("tester", "T1"), dump_py(saved, 2) + "\n");
+  auto again = d.recorded({"tester", "T1", "verify", 1});
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->tokens, std::nullopt);
+  EXPECT_TRUE(again->usage.empty());
+}
+
 TEST(PersonaResult, ReadsTheResultOnce) {
   auto r = PersonaResult::from_json(Json{{"status", "DONE_WITH_CONCERNS"},
                                          {"summary", "s"},
