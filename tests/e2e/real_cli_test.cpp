@@ -100,6 +100,22 @@ TEST_P(RealCli, OnePersonaDispatchWritesAFileRunsACommandAndAnswers) {
   }
   EXPECT_EQ(server.conversations(), (std::set<std::string>{"developer T1"}));
   expect_nothing_left_the_machine();
+  // Tokens mean the same for every CLI: the server answers each model
+  // request it generates for (persona turns and side requests alike) with
+  // 10 input and 5 output tokens, however the CLI then reports them.
+  long long answered = 0;
+  for (const auto& r : server.records()) {
+    std::string path = r.value("path", "");
+    std::string kind = r.value("kind", "");
+    bool generated = (kind == "turn" || kind == "side") && r.value("method", "") == "POST" &&
+                     path.find("count_tokens") == std::string::npos &&
+                     path.find("countTokens") == std::string::npos;
+    answered += generated;
+  }
+  EXPECT_GT(answered, 0);
+  EXPECT_EQ(done->token_usage.input, 10 * answered) << done->usage.dump();
+  EXPECT_EQ(done->token_usage.output, 5 * answered) << done->usage.dump();
+  EXPECT_EQ(done->tokens, 15 * answered) << done->usage.dump();
 }
 
 TEST_P(RealCliBundle, ThreeTasksReachDoneAndEveryTestCommandReallyRuns) {
