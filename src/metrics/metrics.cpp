@@ -15,6 +15,7 @@
 #include "util/clock.h"
 #include "util/fs.h"
 #include "util/passwd.h"
+#include "util/token_usage.h"
 
 namespace devgraph::metrics {
 namespace {
@@ -655,15 +656,18 @@ Json compute_costs(const std::vector<Json>& events) {
     long long results = 0;
     double cost = 0;
     std::optional<long long> tokens;
-    void add(double c, const Json& t) {
+    TokenUsage usage;
+    void add(double c, const Json& t, const TokenUsage& u) {
       ++results;
       cost += c;
       if (t.is_number_integer()) tokens = tokens.value_or(0) + t.get<long long>();
+      usage += u;
     }
     Json json() const {
       return Json{{"results", results},
                   {"cost_usd", py_round(cost, 6)},
-                  {"tokens", tokens ? Json(*tokens) : Json()}};
+                  {"tokens", tokens ? Json(*tokens) : Json()},
+                  {"usage", usage.to_json()}};
     }
   };
   std::map<std::string, std::pair<std::string, std::string>> dispatched;  // persona, bundle
@@ -688,9 +692,11 @@ Json compute_costs(const std::vector<Json>& events) {
         json_str(d, "bundle", known != dispatched.end() ? known->second.second : "");
     const double cost = d["cost_usd"].get<double>();
     const Json& tokens = at(d, "tokens");
-    run.add(cost, tokens);
-    personas[persona].add(cost, tokens);
-    if (!bundle.empty()) bundles[bundle].add(cost, tokens);
+    // A detail written before results carried their usage has none.
+    const TokenUsage usage = TokenUsage::from_json(at(d, "usage"));
+    run.add(cost, tokens, usage);
+    personas[persona].add(cost, tokens, usage);
+    if (!bundle.empty()) bundles[bundle].add(cost, tokens, usage);
   }
   Json p = Json::object(), b = Json::object();
   for (const auto& [k, s] : personas.items()) p[k] = s.json();
@@ -965,6 +971,26 @@ Expected<std::string> format_report(const Json& session) {
                     py_str(get_or(run, "results", 0)) + " persona results, tokens " +
                     tokens(at(run, "tokens")) + ", provider pause " +
                     hms_of(at(at(session, "waiting"), "provider_pause_seconds")));
+    // The tokens part by part, once any persona result reported them.
+    bool any_usage = false;
+    if (ps.is_object())
+      for (auto it = ps.begin(); it != ps.end(); ++it)
+        any_usage = any_usage || !TokenUsage::from_json(at(it.value(), "usage")).empty();
+    if (any_usage) {
+      auto row = [&](const std::string& who, const Json& sum) {
+        const Json& u = at(sum, "usage");
+        std::string line = "  " + left(first_code_points(who, 22), 22);
+        for (const char* key : {"input", "cache_read", "cache_write", "output", "reasoning"})
+          line += right(tokens(at(u, key)), 12);
+        return line;
+      };
+      lines.push_back("");
+      lines.push_back("  " + left("tokens by persona", 22) + right("input", 12) +
+                      right("cache read", 12) + right("cache write", 12) + right("output", 12) +
+                      right("reasoning", 12));
+      for (auto it = ps.begin(); it != ps.end(); ++it) lines.push_back(row(it.key(), it.value()));
+      lines.push_back(row("run", run));
+    }
   }
   std::string out;
   for (size_t i = 0; i < lines.size(); ++i) out += (i ? "\n" : "") + lines[i];

@@ -9,7 +9,10 @@
 //   number computed and rounded as Python computes it, so either tool
 //   reports a record the other wrote, line for line. devgraph adds two
 //   keys the reference ignores: `costs` (cost and tokens per persona, per
-//   bundle and for the run, from the persona results in the events) and
+//   bundle and for the run, from the persona results in the events:
+//   results, cost_usd, tokens, and usage, the tokens part by part as
+//   util/token_usage.h's JSON form, each part null while no result
+//   reported it; a result event without `tokens` or `usage` adds none) and
 //   `waiting` (per bundle: seconds of CLI back-off and of cursors waiting
 //   for a person; for the run: seconds of provider pause).
 // - compute_timing(), compute_costs(), compute_waiting(), build_session()
@@ -17,7 +20,9 @@
 //   environment. An event without a readable `ts` or `type` is an error
 //   (ErrorKind::usage) naming its line, never skipped.
 // - format_report() prints the reference's lines first, then, when the
-//   record has them, the cost and waiting tables; a record without
+//   record has them, the cost and waiting tables, and last a table of the
+//   tokens part by part per persona and for the run once any persona
+//   result reported them; a record without
 //   `costs`/`waiting` (the reference's) is printed exactly as the
 //   reference prints it. A record missing the reference's own keys is an
 //   error naming the key.

@@ -133,11 +133,57 @@ TEST(MetricsCosts, SumOnePersonaResultPerHandleByPersonaBundleAndRun) {
       ev(70, "IMPLEMENT_DONE", {{"agent_handle", "h2"}, {"cost_usd", 1.5}, {"tokens", 1200}}));
   events.push_back(ev(71, "NOTE", {{"agent_handle", "h2"}, {"cost_usd", 9.0}}));  // counted once
   Json c = compute_costs(events);
-  EXPECT_EQ(c["run"].dump(), R"({"results":2,"cost_usd":1.75,"tokens":1200})");
+  Json run = c["run"];
+  run.erase("usage");  // devgraph's breakdown, below; the keys before it stay as they were
+  EXPECT_EQ(run.dump(), R"({"results":2,"cost_usd":1.75,"tokens":1200})");
   EXPECT_EQ(c["personas"]["developer"]["cost_usd"], 1.5);
   EXPECT_EQ(c["personas"]["tdd-writer"]["tokens"], nullptr);
   EXPECT_EQ(c["bundles"]["b2"]["results"], 1);
   EXPECT_EQ(c["bundles"]["b1"]["cost_usd"], 0.25);
+}
+
+TEST(MetricsCosts, AddTheTokensPartByPartWhereResultsReportThem) {
+  auto events = one_task_run();  // h1: a tdd-writer result without tokens
+  events.push_back(ev(61, "PERSONA_DISPATCHED",
+                      {{"persona", "developer"}, {"bundle", "b2"}, {"agent_handle", "h2"}}));
+  events.push_back(
+      ev(70, "IMPLEMENT_DONE",
+         {{"agent_handle", "h2"},
+          {"cost_usd", 1.5},
+          {"tokens", 1040},
+          {"usage", {{"input", 10}, {"cache_read", 1000}, {"output", 30}, {"reasoning", 7}}}}));
+  events.push_back(ev(71, "PERSONA_DISPATCHED",
+                      {{"persona", "developer"}, {"bundle", "b1"}, {"agent_handle", "h3"}}));
+  events.push_back(ev(80, "IMPLEMENT_DONE",
+                      {{"agent_handle", "h3"},
+                       {"cost_usd", 0.5},
+                       {"tokens", 25},
+                       {"usage",
+                        {{"input", 5},
+                         {"cache_read", nullptr},
+                         {"cache_write", 8},
+                         {"output", 12},
+                         {"reasoning", nullptr}}}}));
+  // Not what a usage should be: adds nothing, and is no error.
+  events.push_back(ev(81, "PERSONA_DISPATCHED",
+                      {{"persona", "tester"}, {"bundle", "b1"}, {"agent_handle", "h4"}}));
+  events.push_back(ev(90, "VERIFY_DONE",
+                      {{"agent_handle", "h4"},
+                       {"cost_usd", 0.0},
+                       {"tokens", "many"},
+                       {"usage", {{"input", -3}, {"output", "x"}, {"cache_read", 1.5}}}}));
+  Json c = compute_costs(events);
+  EXPECT_EQ(c["run"]["usage"].dump(),
+            R"({"input":15,"cache_read":1000,"cache_write":8,"output":42,"reasoning":7})");
+  EXPECT_EQ(c["run"]["tokens"], 1065);
+  EXPECT_EQ(c["personas"]["developer"]["usage"], c["run"]["usage"]);
+  EXPECT_EQ(c["bundles"]["b1"]["usage"].dump(),
+            R"({"input":5,"cache_read":null,"cache_write":8,"output":12,"reasoning":null})");
+  EXPECT_EQ(
+      c["personas"]["tdd-writer"]["usage"].dump(),
+      R"({"input":null,"cache_read":null,"cache_write":null,"output":null,"reasoning":null})");
+  EXPECT_EQ(c["personas"]["tester"]["tokens"], nullptr);
+  EXPECT_EQ(c["personas"]["tester"]["results"], 1);
 }
 
 TEST(MetricsWaiting, AddsBackOffHumanWaitsAndProviderPauses) {
@@ -208,6 +254,39 @@ TEST(MetricsReport, ShowsCostAndWaitingOnlyAfterTheReferenceTables) {
   EXPECT_NE(plain->find("  b1/T1                       30s       0  write_tdd 20s"),
             std::string::npos)
       << *plain;
+}
+
+TEST(MetricsReport, ShowsTheTokensPartByPartLastAndOnlyWhenReported) {
+  auto events = one_task_run();
+  auto s = build_session("/tmp/r1", kState, events, std::nullopt, "now");
+  ASSERT_TRUE(s);
+  auto without = format_report(*s);
+  ASSERT_TRUE(without);
+  EXPECT_EQ(without->find("tokens by persona"), std::string::npos) << *without;
+
+  events.push_back(
+      ev(59, "IMPLEMENT_DONE",
+         {{"agent_handle", "h9"},
+          {"persona", "developer"},
+          {"bundle", "b1"},
+          {"cost_usd", 0.5},
+          {"tokens", 1250},
+          {"usage", {{"input", 200}, {"cache_read", 1000}, {"output", 50}, {"reasoning", 20}}}}));
+  s = build_session("/tmp/r1", kState, events, std::nullopt, "now");
+  ASSERT_TRUE(s);
+  auto with = format_report(*s);
+  ASSERT_TRUE(with);
+  size_t table = with->find(
+      "\n\n  tokens by persona            input  cache read cache write      output   reasoning\n");
+  ASSERT_NE(table, std::string::npos) << *with;
+  EXPECT_GT(table, with->find("  run cost ")) << "after everything else";
+  EXPECT_NE(
+      with->find(
+          "\n  tdd-writer                       -           -           -           -           -\n"
+          "  developer                      200        1000           -          50          20\n"
+          "  run                            200        1000           -          50          20"),
+      std::string::npos)
+      << *with;
 }
 
 TEST(MetricsReport, ARecordWithoutTimingIsAnErrorNamingTheKey) {
