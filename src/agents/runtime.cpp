@@ -110,11 +110,12 @@ struct PersonaRuntime::Impl {
     double cost = 0.0;
     TokenUsage tokens;              // summed where the CLI reports them
     std::optional<int> tool_calls;  // likewise
-    // The last usage a call reported and its session: a resume of that
-    // session adds only what grew, for a CLI whose report covers the
-    // session so far (usage_covers_session).
+    // The last usage and cost a call reported and its session: a resume
+    // of that session adds only what grew, for a CLI whose report covers
+    // the session so far (usage_covers_session, cost_covers_session).
     std::string reported_session;
     TokenUsage session_reported;
+    double session_cost_reported = 0.0;
     long long duration_ms = 0;
     std::string session_id;
     Json usage;
@@ -300,17 +301,23 @@ struct PersonaRuntime::Impl {
                 {"blockers", Json::array({std::string(outcome_name(outcome))})}};
   }
 
-  // Adds one call's tokens to its launch's: all of them, or, when the call
-  // resumed a session whose report was counted already and the CLI reports
-  // the session so far, what grew since.
-  void count_usage(Launch& l, const AgentOutput& out) {
-    TokenUsage call = normalize_usage(backend->kind(), out.usage);
+  // Adds one call's tokens and cost to its launch's (and the cost to the
+  // runtime's): all of them, or, when the call resumed a session whose
+  // report was counted already and the CLI reports the session so far,
+  // what grew since.
+  void count_call(Launch& l, const AgentOutput& out) {
+    const BackendKind kind = backend->kind();
+    TokenUsage call = normalize_usage(kind, out.usage);
     const bool seen = !out.session_id.empty() && out.session_id == l.reported_session;
-    l.tokens +=
-        seen && usage_covers_session(backend->kind()) ? call.since(l.session_reported) : call;
+    l.tokens += seen && usage_covers_session(kind) ? call.since(l.session_reported) : call;
+    double cost = out.cost_usd;
+    if (seen && cost_covers_session(kind)) cost = std::max(0.0, cost - l.session_cost_reported);
+    l.cost += cost;
+    total_cost += cost;
     if (out.session_id.empty()) return;
     l.reported_session = out.session_id;
     l.session_reported = std::move(call);
+    l.session_cost_reported = out.cost_usd;
   }
 
   void complete(Launch& l, Outcome outcome, const std::string& error, Json result = nullptr) {
@@ -460,10 +467,8 @@ struct PersonaRuntime::Impl {
     l.live_limit.reset();
     l.stalled = false;
     keep_output(l, ex);
-    l.cost += out.cost_usd;
-    count_usage(l, out);
+    count_call(l, out);
     if (out.tool_calls) l.tool_calls = l.tool_calls.value_or(0) + *out.tool_calls;
-    total_cost += out.cost_usd;
     l.duration_ms += out.duration_ms;
     if (!out.session_id.empty()) l.session_id = out.session_id;
     if (!out.usage.is_null()) l.usage = out.usage;

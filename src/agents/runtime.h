@@ -41,13 +41,16 @@
 //   stopped and handled the same way.
 //   pause() does the same for a limit met elsewhere (the run's other
 //   bundles).
-// - Completion::token_usage sums what the CLI reported about tokens over
-//   every attempt and the resume, normalized (agents/usage.h): all of each
-//   call, except that a resume of a session whose earlier report was
-//   counted adds only what grew, for a CLI whose report covers the session
-//   so far (codex). Completion::tokens is its total(), the one `tokens`
-//   number (util/token_usage.h); both say nothing where no call reported
-//   anything.
+// - Completion::cost_usd and Completion::token_usage sum what the CLI
+//   reported over every attempt and the resume, the tokens normalized
+//   (agents/usage.h): all of each call, except that a resume of a session
+//   whose earlier report was counted adds only what grew, where the CLI
+//   reports the session so far (codex's tokens, claude's and the sim's
+//   cost). total_cost() sums the launches' costs the same way.
+//   Completion::tokens is token_usage.total(), the one `tokens` number
+//   (util/token_usage.h); both say nothing where no call reported
+//   anything. The log's "finished" records keep each call's cost as the
+//   CLI printed it.
 // - Every launch, finish, back-off and pause is appended to log_path
 //   (run_bundle.log, JSON lines: ts, bundle, event, then the reference's
 //   fields for "launched", "finished", "backoff"; "paused"/"unpaused" are

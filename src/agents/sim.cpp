@@ -227,8 +227,11 @@ Status write_in_place(const std::string& path, const std::string& content) {
   return {};
 }
 
+// claude's result document. A resumed call reports, as claude does, the
+// session's cost so far: the call it resumes (played by the same rule) and
+// its own.
 Json claude_document(const std::string& text, const std::string& session, bool is_error,
-                     const SimRule& rule) {
+                     const SimRule& rule, bool resumed = false) {
   const long long latency_ms = rule.latency_ms;
   Json doc = Json::object();
   doc["type"] = "result";
@@ -241,7 +244,7 @@ Json claude_document(const std::string& text, const std::string& session, bool i
   doc["num_turns"] = 1 + calls;
   doc["result"] = text;
   doc["session_id"] = session;
-  doc["total_cost_usd"] = rule.cost_usd;
+  doc["total_cost_usd"] = resumed ? 2 * rule.cost_usd : rule.cost_usd;
   doc["usage"] = Json{{"input_tokens", 0}, {"output_tokens", rule.tokens}};
   return doc;
 }
@@ -438,7 +441,7 @@ int run_sim_agent(const SimInvocation& inv, std::ostream& out, std::ostream& err
   } else {
     text += "RESULT_JSON: " + dump_py(result);
   }
-  out << dump_py(claude_document(text, session, false, rule)) << "\n";
+  out << dump_py(claude_document(text, session, false, rule, resuming)) << "\n";
   out.flush();
   return 0;
 }

@@ -34,7 +34,9 @@
 // "malformed", "junk", "hang", "usage_limit", "signal", "flood"),
 // "exit_code" (cli_error, default 1), "reset_after_s" (usage_limit,
 // default 60), "flood_bytes" (flood, default 64 MiB), "cost_usd" and
-// "tokens" (what the answer reports it cost; default 0), "tool_calls"
+// "tokens" (what the answer reports it cost; default 0; a --resume
+// answer reports the session's cost so far as claude does, twice
+// "cost_usd", and its own tokens), "tool_calls"
 // (the tool calls it reports, as claude's num_turns - 1; default: one read
 // plus one write per file).
 //

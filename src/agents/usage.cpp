@@ -105,4 +105,8 @@ bool usage_covers_session(BackendKind kind) {
   return kind == BackendKind::codex;
 }
 
+bool cost_covers_session(BackendKind kind) {
+  return kind == BackendKind::claude || kind == BackendKind::sim;
+}
+
 }  // namespace devgraph::agents

@@ -42,6 +42,12 @@
 //   20-in/10-out thread that cost 10/5 more reports 30/15) rather than that
 //   call alone (claude's `usage`, gemini's stats, the sim). The runtime
 //   then adds only the growth (TokenUsage::since).
+// - cost_covers_session(kind): the same for the cost: claude's
+//   total_cost_usd on a resumed call is the session's so far (measured:
+//   $0.00028 after a first call of two requests, $0.00042 after a resume of
+//   one more), while its `usage` covers the call alone; the sim prints
+//   claude's document and reports the same way (agents/sim.h). codex and
+//   gemini report no cost.
 #pragma once
 
 #include "agents/backend.h"
@@ -53,5 +59,6 @@ namespace devgraph::agents {
 TokenUsage normalize_usage(BackendKind kind, const Json& raw);
 
 bool usage_covers_session(BackendKind kind);
+bool cost_covers_session(BackendKind kind);
 
 }  // namespace devgraph::agents

@@ -411,6 +411,30 @@ TEST_P(RealCliOutOfTurns, PersonaOutOfTurnsIsResumedForItsResult) {
   EXPECT_EQ(launched[1]["resumed"], true) << launched[1].dump();
   EXPECT_TRUE(r.records("backoff").empty());
   EXPECT_EQ(test::slurp(worktree + "/src/T1.txt"), "hello\n");
+  // Both calls are paid for, once each: claude's resumed call reports the
+  // session's cost so far (gemini reports none), and the tokens are each
+  // call's own, 10 in and 5 out per model request answered. gemini prints
+  // no stats for a run that ends at its turn limit, so only the resumed
+  // call's tokens are known there.
+  auto finished = r.records("finished");
+  ASSERT_EQ(finished.size(), 2u);
+  EXPECT_NEAR(r.done->cost_usd, finished[1]["cost_usd"].get<double>(), 1e-12);
+  if (cli.kind == BackendKind::claude) {
+    EXPECT_GT(finished[1]["cost_usd"].get<double>(), finished[0]["cost_usd"].get<double>());
+  }
+  long long answered = 0;
+  for (const auto& rec : server.records())
+    answered += rec.value("method", "") == "POST" &&
+                (rec.value("kind", "") == "turn" || rec.value("kind", "") == "side") &&
+                rec.value("path", "").find("count_tokens") == std::string::npos &&
+                rec.value("path", "").find("countTokens") == std::string::npos;
+  ASSERT_TRUE(r.done->tokens);
+  if (cli.kind == BackendKind::claude) {
+    EXPECT_EQ(*r.done->tokens, 15 * answered) << r.done->usage.dump();
+  } else {
+    EXPECT_EQ(*r.done->tokens % 15, 0) << r.done->usage.dump();
+    EXPECT_LT(*r.done->tokens, 15 * answered) << r.done->usage.dump();
+  }
   expect_nothing_left_the_machine();
 }
 

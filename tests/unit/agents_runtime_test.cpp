@@ -221,7 +221,11 @@ TEST_F(Runtime, NoResultIsResumedOnceBySession) {
   EXPECT_EQ(c.outcome, Outcome::result);
   EXPECT_EQ(c.result["summary"], "resumed");
   EXPECT_TRUE(c.resumed);
-  EXPECT_NEAR(c.cost_usd, 0.30, 1e-9) << "both calls are paid for";
+  // claude reports the session's cost so far on the resume ($0.30): both
+  // calls are paid for, and the first only once.
+  EXPECT_EQ(c.session_id, "sess-nr");
+  EXPECT_NEAR(c.cost_usd, 0.30, 1e-9) << "both calls are paid for, once";
+  EXPECT_NEAR(rt->total_cost(), 0.30, 1e-9);
   // claude's usage covers each call alone: both are added, part by part.
   EXPECT_EQ(c.token_usage, (TokenUsage{2 + 3, 50, 30, 1 + 4, 1}));
   EXPECT_EQ(c.tokens, 83 + 7);
@@ -498,6 +502,10 @@ TEST_F(Runtime, APersonaOutOfTurnsIsResumedForItsResult) {
   EXPECT_TRUE(done[0].resumed);
   EXPECT_EQ(done[0].attempts, 1);
   EXPECT_EQ(done[0].result["summary"], "resumed");
+  EXPECT_NEAR(done[0].cost_usd, 0.75, 1e-9) << "the session's cost, not $0.50 + $0.75";
+  auto log = read_log(log_path);
+  ASSERT_EQ(log.size(), 4u);
+  EXPECT_EQ(log[3]["cost_usd"], 0.75) << "the log keeps what the CLI printed";
   auto k = kinds(events);
   EXPECT_NE(std::find(k.begin(), k.end(), "resuming"), k.end());
   EXPECT_EQ(std::find(k.begin(), k.end(), "backoff"), k.end());

@@ -243,6 +243,22 @@ TEST_F(SimRuntime, AnAnswerReportsTheCostAndTokensItsRuleGives) {
   EXPECT_EQ(c.tokens, 0) << "the simulated CLI always reports its usage";
 }
 
+TEST_F(SimRuntime, AResumedAnswerReportsTheSessionsCostAsClaudeDoes) {
+  auto rt = make(R"({"default": {"fail": "malformed", "cost_usd": 0.5, "tokens": 100,
+    "resume_result": {"status": "DONE", "summary": "late", "evidence": []}}})");
+  ASSERT_TRUE(rt);
+  Completion c = run_one(*rt, req("developer", "T1"));
+  ASSERT_EQ(c.outcome, Outcome::result) << c.error;
+  EXPECT_TRUE(c.resumed);
+  EXPECT_DOUBLE_EQ(c.cost_usd, 1.0) << "two calls of $0.50, each counted once";
+  EXPECT_EQ(c.tokens, 200) << "each call's own tokens";
+  std::vector<Json> finished;
+  for (const Json& rec : test::read_jsonl(cfg.log_path))
+    if (rec["event"] == "finished") finished.push_back(rec);
+  ASSERT_EQ(finished.size(), 2u);
+  EXPECT_EQ(finished[1]["cost_usd"], 1.0) << "the session's cost so far, as claude prints it";
+}
+
 // Files in `dir` whose names end with `suffix` (none when `dir` is absent).
 size_t files_ending(const std::string& dir, const std::string& suffix) {
   auto r = test::run_process({"find", dir, "-type", "f", "-name", "*" + suffix});
