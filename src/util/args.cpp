@@ -41,6 +41,12 @@ ArgParser& ArgParser::repeated(std::string name, std::string help) {
   return *this;
 }
 
+ArgParser& ArgParser::optional_value(std::string name, std::string help, std::string metavar) {
+  opts_.push_back(
+      {std::move(name), std::move(help), false, false, {}, false, true, std::move(metavar)});
+  return *this;
+}
+
 ArgParser& ArgParser::flag(std::string name, std::string help) {
   opts_.push_back({std::move(name), std::move(help), false, true, {}});
   return *this;
@@ -106,7 +112,9 @@ std::string ArgParser::usage() const {
   std::string u = "usage: " + prog_ + " [-h]";
   for (const auto& o : opts_) {
     std::string part = "--" + o.name;
-    if (!o.is_flag) {
+    if (o.optional_value) {
+      part += " [" + o.metavar + "]";
+    } else if (!o.is_flag) {
       std::string meta;
       for (char c : o.name) meta.push_back(c == '-' ? '_' : static_cast<char>(std::toupper(c)));
       part += " " + meta;
@@ -127,6 +135,7 @@ std::string ArgParser::help() const {
   h += "\noptions:\n  -h, --help  show this help message and exit\n";
   for (const auto& o : opts_) {
     h += "  --" + o.name;
+    if (o.optional_value) h += " [" + o.metavar + "]";
     if (!o.choices.empty()) {
       h += " {";
       for (size_t i = 0; i < o.choices.size(); ++i) h += (i ? "," : "") + o.choices[i];
@@ -182,6 +191,17 @@ Expected<ParsedArgs> ArgParser::parse(const std::vector<std::string>& args) cons
           return usage_error("argument --" + name + ": ignored explicit argument '" +
                              *inline_value + "'");
         out.flags_.insert(name);
+        continue;
+      }
+      if (o->optional_value) {
+        out.flags_.insert(name);
+        if (!inline_value && i + 1 < args.size() && args[i + 1] != "--" &&
+            !looks_like_option(args[i + 1]))
+          inline_value = args[++i];
+        if (inline_value)
+          out.values_[name] = *inline_value;
+        else
+          out.values_.erase(name);
         continue;
       }
       std::string value;

@@ -10,6 +10,9 @@
 // (argparse's action="append"). The word after an option that takes a value
 // is that value unless argparse would read it as an option (it names one,
 // or starts with '-' and is neither a negative number nor has a space).
+// An option declared with optional_value() may come bare or with a value
+// (argparse's nargs='?'): `--name`, `--name VALUE` (the next word, by the
+// same rule) or `--name=VALUE`.
 #pragma once
 
 #include <map>
@@ -55,6 +58,11 @@ class ArgParser {
   ArgParser& flag(std::string name, std::string help = "");
   // An option that may be given several times; see ParsedArgs::all().
   ArgParser& repeated(std::string name, std::string help = "");
+  // An option whose value may be left out: flag(name) says whether it was
+  // given, get(name) its value when one came with it (the last spelling
+  // given decides, so a bare one after a valued one has none). `metavar`
+  // names the value in the usage ("--board [PORT]").
+  ArgParser& optional_value(std::string name, std::string help, std::string metavar);
   // Keep unknown trailing words in rest() instead of failing.
   ArgParser& allow_rest() {
     allow_rest_ = true;
@@ -84,6 +92,8 @@ class ArgParser {
     bool is_flag = false;
     std::vector<std::string> choices;
     bool repeated = false;
+    bool optional_value = false;
+    std::string metavar;
   };
   struct Pos {
     std::string name;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,54 @@ TEST(ArgParser, ARepeatedOptionKeepsEveryValueInOrder) {
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("argument --label: expected one argument"),
             std::string::npos);
+}
+
+// `devgraph run --board [PORT]`: every spelling of an option whose value
+// may be left out.
+TEST(ArgParser, AnOptionalValueComesBareAsTheNextWordOrAfterAnEqualsSign) {
+  ArgParser p("prog");
+  p.optional_value("board", "", "PORT").option("bind").flag("open").option("budget-usd");
+  struct Case {
+    std::vector<std::string> args;
+    bool given;
+    std::optional<std::string> value;
+  };
+  const std::vector<Case> cases = {
+      {{}, false, std::nullopt},
+      {{"--board"}, true, std::nullopt},                       // the last word
+      {{"--board", "--open"}, true, std::nullopt},             // another flag after it
+      {{"--board", "--bind", "0.0.0.0"}, true, std::nullopt},  // an option after it
+      {{"--board", "--"}, true, std::nullopt},
+      {{"--board", "8080"}, true, "8080"},
+      {{"--board=8080"}, true, "8080"},
+      {{"--board="}, true, ""},
+      {{"--boa", "8080", "--open"}, true, "8080"},           // a prefix, as for any option
+      {{"--board", "-1"}, true, "-1"},                       // a negative number is a value
+      {{"--board", "8080", "--board"}, true, std::nullopt},  // the last spelling decides
+      {{"--board", "--board=9"}, true, "9"},
+  };
+  for (const auto& c : cases) {
+    std::string words;
+    for (const auto& w : c.args) words += w + " ";
+    auto a = p.parse(c.args);
+    ASSERT_TRUE(a.ok()) << words << a.error().message;
+    EXPECT_EQ(a->flag("board"), c.given) << words;
+    EXPECT_EQ(a->get("board"), c.value) << words;
+  }
+  auto both = p.parse({"--board", "--open", "--bind", "0.0.0.0"});
+  ASSERT_TRUE(both.ok());
+  EXPECT_TRUE(both->flag("open"));
+  EXPECT_EQ(both->get("bind"), "0.0.0.0");
+  // A word that is no option and no value of one is still an error.
+  auto extra = p.parse({"--board", "1", "2"});
+  ASSERT_FALSE(extra.ok());
+  EXPECT_NE(extra.error().message.find("unrecognized arguments: 2"), std::string::npos);
+  // `--b` could be any of three.
+  auto ambiguous = p.parse({"--b"});
+  ASSERT_FALSE(ambiguous.ok());
+  EXPECT_NE(ambiguous.error().message.find("ambiguous option"), std::string::npos);
+  EXPECT_NE(p.usage().find("[--board [PORT]]"), std::string::npos) << p.usage();
+  EXPECT_NE(p.help().find("  --board [PORT]"), std::string::npos) << p.help();
 }
 
 TEST(ArgParser, AUsageErrorIsOfKindUsage) {
