@@ -6,10 +6,16 @@
 
 namespace devgraph::orchestrator {
 
-Expected<WatchId> DriverPool::serve_fd(int fd, std::function<void()> on_ready) {
+Expected<WatchId> DriverPool::serve_events(int fd, std::uint32_t events,
+                                           std::function<void(std::uint32_t)> on_ready) {
+  (void)events;
   (void)on_ready;
   return fail(ErrorKind::internal,
               "this driver pool cannot watch descriptor " + std::to_string(fd));
+}
+
+Expected<WatchId> DriverPool::serve_fd(int fd, std::function<void()> on_ready) {
+  return serve_events(fd, EPOLLIN, [f = std::move(on_ready)](std::uint32_t) { f(); });
 }
 
 namespace {
@@ -56,8 +62,12 @@ class LoopPool final : public DriverPool {
   }
 
   std::optional<DriverEvent> wait() override {
+    // Only served descriptors left: each one that is ready is served once
+    // (a writable socket stays ready), and nothing is waited for.
+    std::set<WatchId> swept;
     while (true) {
-      auto ev = loop_.wait();
+      const bool idle = by_id_.empty() && !timer_;
+      auto ev = idle ? loop_.wait(loop_.clock().steady()) : loop_.wait();
       if (!ev) return std::nullopt;
       if (auto* exit = std::get_if<ChildExit>(&*ev)) {
         auto it = by_id_.find(exit->id);
@@ -78,16 +88,18 @@ class LoopPool final : public DriverPool {
       if (auto* f = std::get_if<FdReady>(&*ev)) {
         auto it = served_.find(f->id);
         if (it == served_.end()) continue;
+        if (idle && !swept.insert(f->id).second) return std::nullopt;
         auto serve = it->second;  // a copy: it may unserve itself
-        serve();
+        serve(f->events);
       }
     }
   }
 
   Status watch_stop_signals() override { return loop_.watch_stop_signals(); }
 
-  Expected<WatchId> serve_fd(int fd, std::function<void()> on_ready) override {
-    DG_TRY(WatchId id, loop_.watch_fd(fd, EPOLLIN));
+  Expected<WatchId> serve_events(int fd, std::uint32_t events,
+                                 std::function<void(std::uint32_t)> on_ready) override {
+    DG_TRY(WatchId id, loop_.watch_fd(fd, events));
     served_[id] = std::move(on_ready);
     return id;
   }
@@ -99,7 +111,7 @@ class LoopPool final : public DriverPool {
  private:
   ChildLoop loop_;
   std::map<ChildId, std::string> by_id_;
-  std::map<WatchId, std::function<void()>> served_;
+  std::map<WatchId, std::function<void(std::uint32_t)>> served_;
   std::optional<TimerId> timer_;
   SteadyTime timer_at_{};
 };

@@ -13,14 +13,20 @@
 //   the grace); its exit still comes through wait().
 // - The live drivers are recorded in a file (proc/leftovers.h), so a
 //   successor of a killed orchestrator ends them before it starts any.
-// - serve_fd() has wait() call a function whenever a descriptor is
-//   readable (level-triggered) and go on waiting: such a descriptor is
-//   never an event of its own (the run's limits broker serves its sockets
-//   this way, orchestrator/limits.h). The function may serve and unserve
-//   descriptors, its own included. A pool without a loop refuses.
+// - serve_events() has wait() call a function whenever a descriptor is
+//   ready for `events` (epoll bits, level-triggered), with the bits that
+//   are, and go on waiting: such a descriptor is never an event of its
+//   own. serve_fd() is the same for readability (the run's limits broker
+//   serves its sockets this way, orchestrator/limits.h; the run board its
+//   connections, orchestrator/run_board.h). The function may serve and
+//   unserve descriptors, its own included. A pool without a loop refuses.
+// - A served descriptor never keeps wait() waiting: with no driver running
+//   and no wake-up armed, wait() serves what is ready at that moment and
+//   returns nullopt (a stop signal already pending is still returned).
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -64,7 +70,9 @@ class DriverPool {
   // The next event; nullopt when nothing is left to wait for.
   virtual std::optional<DriverEvent> wait() = 0;
   virtual Status watch_stop_signals() = 0;
-  virtual Expected<WatchId> serve_fd(int fd, std::function<void()> on_ready);
+  virtual Expected<WatchId> serve_events(int fd, std::uint32_t events,
+                                         std::function<void(std::uint32_t)> on_ready);
+  Expected<WatchId> serve_fd(int fd, std::function<void()> on_ready);
   virtual void unserve_fd(WatchId id) { (void)id; }
 };
 

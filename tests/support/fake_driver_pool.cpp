@@ -83,6 +83,32 @@ Status FakeDriverPool::watch_stop_signals() {
   return {};
 }
 
+Expected<WatchId> FakeDriverPool::serve_events(int fd, std::uint32_t events,
+                                               std::function<void(std::uint32_t)> on_ready) {
+  WatchId id = next_watch_++;
+  served[id] = Served{fd, events, std::move(on_ready)};
+  return id;
+}
+
+void FakeDriverPool::unserve_fd(WatchId id) {
+  served.erase(id);
+}
+
+int FakeDriverPool::ready(int fd, std::uint32_t bits) {
+  std::vector<WatchId> ids;
+  for (const auto& [id, s] : served)
+    if (s.fd == fd && (s.events & bits) != 0) ids.push_back(id);
+  int called = 0;
+  for (WatchId id : ids) {
+    auto it = served.find(id);  // an earlier function may have unserved it
+    if (it == served.end()) continue;
+    auto fn = it->second.on_ready;  // a copy: it may unserve itself
+    fn(it->second.events & bits);
+    ++called;
+  }
+  return called;
+}
+
 int FakeDriverPool::launches(const std::string& bundle) const {
   return static_cast<int>(std::count_if(started.begin(), started.end(),
                                         [&](const DriverSpec& s) { return s.bundle == bundle; }));

@@ -32,8 +32,14 @@
 //   that exits as the stop is sent).
 // - live() and running() count a driver from start() to the wait() that
 //   hands back its exit; `max_live` is the most there ever were at once.
+// - serve_events() and serve_fd() keep the function with its descriptor
+//   and events (`served`); nothing is ever ready by itself: ready(fd, bits)
+//   calls the functions serving `fd` for any of those bits, with the bits
+//   they asked for, as the real pool's wait() would. A served descriptor is
+//   never an event and never keeps wait() from answering nullopt.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -83,12 +89,18 @@ class FakeDriverPool final : public orchestrator::DriverPool {
   void wake_at(SteadyTime when) override;
   std::optional<orchestrator::DriverEvent> wait() override;
   Status watch_stop_signals() override;
+  Expected<WatchId> serve_events(int fd, std::uint32_t events,
+                                 std::function<void(std::uint32_t)> on_ready) override;
+  void unserve_fd(WatchId id) override;
 
   // Test controls.
   Script script;
   // The next wait() returns StopRequested{signal} (queued in order).
   void raise(int signal) { signals_.push_back(signal); }
   std::function<void(int wait_call)> on_wait;
+  // Calls every function serving `fd` for one of `bits` (see above); how
+  // many were called.
+  int ready(int fd, std::uint32_t bits);
 
   // Records.
   std::vector<orchestrator::DriverSpec> started;  // every start, in order
@@ -102,6 +114,12 @@ class FakeDriverPool final : public orchestrator::DriverPool {
   size_t max_live = 0;
   int waits = 0;
   bool watching = false;  // watch_stop_signals() was called
+  struct Served {
+    int fd = -1;
+    std::uint32_t events = 0;
+    std::function<void(std::uint32_t)> on_ready;
+  };
+  std::map<WatchId, Served> served;  // what is served now
   // How many times `bundle` was started.
   int launches(const std::string& bundle) const;
 
@@ -120,6 +138,7 @@ class FakeDriverPool final : public orchestrator::DriverPool {
   std::deque<std::string> stop_order_;  // bundles asked to stop, in order
   std::deque<int> signals_;
   std::optional<SteadyTime> timer_;
+  WatchId next_watch_ = 1;
 };
 
 }  // namespace devgraph::test
