@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "board/http.h"
 
@@ -34,16 +35,14 @@ bool LoopHost::dispatch(const LoopEvent& event) {
   return true;
 }
 
-Expected<std::unique_ptr<BoardServer>> BoardServer::open(FdHost& host, BoardFeed& feed,
-                                                         ServeOptions options) {
+Expected<Listener> Listener::open(const std::string& bind, int port) {
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
-  if (::inet_pton(AF_INET, options.bind.c_str(), &sa.sin_addr) != 1)
-    return fail(ErrorKind::usage, "--bind " + options.bind + ": not a numeric IPv4 address");
-  if (options.port < 0 || options.port > 65535)
-    return fail(ErrorKind::usage, "--port " + std::to_string(options.port) + ": not a port");
-  sa.sin_port = htons(static_cast<std::uint16_t>(options.port));
-  std::unique_ptr<BoardServer> s(new BoardServer(host, feed, std::move(options)));
+  if (::inet_pton(AF_INET, bind.c_str(), &sa.sin_addr) != 1)
+    return fail(ErrorKind::usage, "--bind " + bind + ": not a numeric IPv4 address");
+  if (port < 0 || port > 65535)
+    return fail(ErrorKind::usage, "--port " + std::to_string(port) + ": not a port");
+  sa.sin_port = htons(static_cast<std::uint16_t>(port));
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return fail("board: socket: " + std::string(std::strerror(errno)));
   int one = 1;
@@ -51,17 +50,53 @@ Expected<std::unique_ptr<BoardServer>> BoardServer::open(FdHost& host, BoardFeed
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd, 64) != 0) {
     std::string why = std::strerror(errno);
     ::close(fd);
-    return fail(ErrorKind::refused, "board: cannot listen on " + s->options_.bind + ":" +
-                                        std::to_string(s->options_.port) + ": " + why);
+    return fail(ErrorKind::refused,
+                "board: cannot listen on " + bind + ":" + std::to_string(port) + ": " + why);
   }
   socklen_t len = sizeof sa;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-  s->port_ = ntohs(sa.sin_port);
-  s->listen_fd_ = fd;
+  Listener l;
+  l.fd_ = fd;
+  l.port_ = ntohs(sa.sin_port);
+  l.bind_ = bind;
+  return l;
+}
+
+Listener::Listener(Listener&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), port_(other.port_), bind_(std::move(other.bind_)) {}
+
+Listener& Listener::operator=(Listener&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    port_ = other.port_;
+    bind_ = std::move(other.bind_);
+  }
+  return *this;
+}
+
+Listener::~Listener() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Expected<std::unique_ptr<BoardServer>> BoardServer::open(FdHost& host, BoardFeed& feed,
+                                                         ServeOptions options) {
+  DG_TRY(Listener l, Listener::open(options.bind, options.port));
+  return open(host, feed, std::move(options), std::move(l));
+}
+
+Expected<std::unique_ptr<BoardServer>> BoardServer::open(FdHost& host, BoardFeed& feed,
+                                                         ServeOptions options, Listener listener) {
+  if (!listener.is_open()) return fail(ErrorKind::internal, "board: no listening socket");
+  options.bind = listener.bind_;
+  options.port = listener.port_;
+  std::unique_ptr<BoardServer> s(new BoardServer(host, feed, std::move(options)));
+  s->port_ = listener.port_;
+  s->listen_fd_ = std::exchange(listener.fd_, -1);
   BoardServer* self = s.get();
-  auto w = host.watch(fd, EPOLLIN, [self](std::uint32_t) { self->accept_all(); });
+  auto w = host.watch(s->listen_fd_, EPOLLIN, [self](std::uint32_t) { self->accept_all(); });
   if (!w) {
-    ::close(fd);
+    ::close(s->listen_fd_);
     s->listen_fd_ = -1;
     return w.error();
   }

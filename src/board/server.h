@@ -7,7 +7,9 @@
 // - open() binds `bind`:`port` (port 0: one the system picks; port() says
 //   which). The default bind is 127.0.0.1; an address that is not a
 //   numeric IPv4 address, or a port in use, is an error in one line and
-//   nothing is left open.
+//   nothing is left open. A Listener binds the same way ahead of the
+//   server, which then takes its socket over (`devgraph run --board` binds
+//   before the run does anything, so a port in use stops it first).
 // - Routes, matched as fixed strings (no request path ever reaches the
 //   file system): GET / (the page), GET /data.json (the feed's snapshot),
 //   GET /events (Server-Sent Events). Anything else is 404; a method other
@@ -89,6 +91,31 @@ struct ServeOptions {
   std::string page;  // the HTML served at /
 };
 
+// A bound, listening, non-blocking socket that no server serves yet; it
+// closes its socket unless a server took it.
+class Listener {
+ public:
+  // Errors as BoardServer::open's: usage for an address or port that is
+  // none, refused for one that cannot be had.
+  static Expected<Listener> open(const std::string& bind, int port);
+  Listener() = default;
+  Listener(Listener&& other) noexcept;
+  Listener& operator=(Listener&& other) noexcept;
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+  ~Listener();
+
+  bool is_open() const { return fd_ >= 0; }
+  int port() const { return port_; }
+  const std::string& bind() const { return bind_; }
+
+ private:
+  friend class BoardServer;
+  int fd_ = -1;
+  int port_ = 0;
+  std::string bind_;
+};
+
 inline constexpr size_t kMaxClients = 64;
 inline constexpr size_t kMaxPending = 8u << 20;
 
@@ -96,6 +123,10 @@ class BoardServer {
  public:
   static Expected<std::unique_ptr<BoardServer>> open(FdHost& host, BoardFeed& feed,
                                                      ServeOptions options);
+  // The same on a socket bound ahead (its address and port, not options');
+  // the server takes it over, also when it fails.
+  static Expected<std::unique_ptr<BoardServer>> open(FdHost& host, BoardFeed& feed,
+                                                     ServeOptions options, Listener listener);
   ~BoardServer();
   BoardServer(const BoardServer&) = delete;
   BoardServer& operator=(const BoardServer&) = delete;

@@ -170,5 +170,39 @@ TEST(BoardServerOpen, ABadAddressOrAPortInUseIsOneLineAndLeavesNothingOpen) {
   EXPECT_EQ((*first)->url(), "http://127.0.0.1:" + std::to_string((*first)->port()) + "/");
 }
 
+// A port bound ahead of the server: a port in use is the Listener's error,
+// and the server takes the socket over with its address and port.
+TEST(BoardServerOpen, AListenerBindsAheadAndTheServerTakesItsSocketOver) {
+  auto ahead = Listener::open("127.0.0.1", 0);
+  ASSERT_TRUE(ahead) << ahead.error().message;
+  ASSERT_GT(ahead->port(), 0);
+  const int port = ahead->port();
+  auto taken = Listener::open("127.0.0.1", port);
+  ASSERT_FALSE(taken);
+  EXPECT_EQ(taken.error().kind, ErrorKind::refused);
+  EXPECT_EQ(taken.error().message, "board: cannot listen on 127.0.0.1:" + std::to_string(port) +
+                                       ": Address already in use");
+  EXPECT_EQ(Listener::open("::1", 0).error().kind, ErrorKind::usage);
+  auto loop = ChildLoop::create();
+  ASSERT_TRUE(loop.ok());
+  LoopHost host(*loop);
+  FakeFeed feed;
+  auto s = BoardServer::open(host, feed, ServeOptions{"0.0.0.0", 1, ""}, std::move(*ahead));
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_FALSE(ahead->is_open()) << "the server owns the socket now";
+  EXPECT_EQ((*s)->port(), port);
+  EXPECT_EQ((*s)->url(), "http://127.0.0.1:" + std::to_string(port) + "/");
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<std::uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  ::close(fd);
+  s->reset();
+  // Closed with its server: the port is free again.
+  EXPECT_TRUE(Listener::open("127.0.0.1", port)) << "the port was not given back";
+}
+
 }  // namespace
 }  // namespace devgraph::board
