@@ -17,6 +17,7 @@
 #include "board/page.h"
 #include "board/run_feed.h"
 #include "board/server.h"
+#include "board/snapshot.h"
 #include "cli/verbs.h"
 #include "inbox/inbox.h"
 #include "metrics/metrics.h"
@@ -114,13 +115,10 @@ int build(const VerbArgs& args) {
   } else {
     auto run = run_of(target);
     if (!run) return report(run.error());
-    board::RunFeed feed(*run);
-    feed.refresh();
-    data = feed.snapshot();
+    data = board::run_snapshot(*run);
     what = *run;
   }
-  data["snapshot"] = true;
-  std::string page = board::board_snapshot_page(data);
+  std::string page = board::snapshot_page(data);
   if (auto o = a->get("output")) {
     if (auto st = write_file_atomic(*o, page); !st) return report(st.error());
     err() << "devgraph board: wrote " << *o << " (" << data.value("event_seq", 0ULL)
