@@ -1,8 +1,12 @@
-// `devgraph board serve [TARGET] [--port P] [--bind ADDR]`: the live run
-// board of one run (src/board/): TARGET is a run directory, or a
+// `devgraph board serve [TARGET] [--port P] [--bind ADDR] [--open]`: the
+// live run board of one run (src/board/): TARGET is a run directory, or a
 // repository whose newest run is shown (default: the current directory).
 // It prints the board's URL on stdout, serves until SIGINT, SIGTERM or
-// SIGHUP, and never writes into the run. `devgraph board build [TARGET]
+// SIGHUP, and never writes into the run; --open also opens the URL in the
+// user's browser (board/browser.h; one that cannot be started is a line
+// on stderr, and serving goes on). `devgraph run --board` serves the same
+// board on the run's own loop while the run runs (orchestrator/run_board.h). `devgraph board build
+// [TARGET]
 // [-o FILE] [--run-id ID]` writes the board as one HTML file holding the
 // run's data; TARGET may also be a session record (`metrics record`), so a
 // run replays after its directory is gone.
@@ -14,6 +18,7 @@
 
 #include <algorithm>
 
+#include "board/browser.h"
 #include "board/page.h"
 #include "board/run_feed.h"
 #include "board/server.h"
@@ -135,7 +140,8 @@ int serve(const VerbArgs& args) {
        "Serve the live board of a run (TARGET: a run directory or a repository; default: the "
        "current directory) until stopped.")
       .option("port", "the TCP port (default: 0, one the system picks)")
-      .option("bind", "the IPv4 address to listen on (default: 127.0.0.1)");
+      .option("bind", "the IPv4 address to listen on (default: 127.0.0.1)")
+      .flag("open", "open the board in the browser ($BROWSER, else xdg-open)");
   VerbArgs flags;
   std::vector<std::string> targets;
   split_target(args, {"--port", "--bind"}, flags, targets);
@@ -174,6 +180,10 @@ int serve(const VerbArgs& args) {
   out() << s->url() << std::endl;
   err() << "devgraph board: serving " << *run << " at " << s->url() << " (Ctrl-C stops it)"
         << std::endl;
+  if (a->flag("open"))
+    if (auto opened = board::open_in_browser(host, s->url()); !opened)
+      err() << "devgraph board: " << opened.error().message << "; the board is still served"
+            << std::endl;
   while (auto e = loop->wait()) {
     if (auto* stop = std::get_if<StopRequested>(&*e)) {
       err() << "devgraph board: stopped by " << stop_signal_name(stop->signal) << std::endl;
@@ -188,7 +198,7 @@ int serve(const VerbArgs& args) {
 
 int verb_board(const VerbArgs& args) {
   const std::string usage =
-      "usage: devgraph board serve [TARGET] [--port P] [--bind ADDR]\n"
+      "usage: devgraph board serve [TARGET] [--port P] [--bind ADDR] [--open]\n"
       "       devgraph board build [TARGET] [-o FILE] [--run-id ID]\n\n"
       "The run board in a browser: `serve` prints its URL and pushes each event of the run to "
       "every open page; `build` writes one HTML file that opens with no server.\n";

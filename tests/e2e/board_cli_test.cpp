@@ -8,12 +8,15 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
+#include <map>
 
 #include "support/kill_harness.h"
 #include "support/test_util.h"
@@ -55,10 +58,11 @@ class BoardCli : public ::testing::Test {
   }
 
   // Starts the board and reads its port from the URL it prints.
-  void serve(std::vector<std::string> extra = {}) {
+  void serve(std::vector<std::string> extra = {},
+             const std::map<std::string, std::string>& env = {}) {
     std::vector<std::string> args = {"board", "serve", run, "--port", "0"};
     args.insert(args.end(), extra.begin(), extra.end());
-    test::start_background(bg, args, {}, s.path(), log);
+    test::start_background(bg, args, env, s.path(), log);
     test::Watch watch;
     auto found = test::wait_until(
         watch, bg.pidfd, [&] { return std::vector<std::string>{s.path()}; },
@@ -110,6 +114,16 @@ class BoardCli : public ::testing::Test {
     std::string got = read_until(fd, "");
     ::close(fd);
     return got;
+  }
+
+  // Until `reached()` holds, woken by changes in the scratch directory
+  // (the log, the fake browser's file).
+  void wait_for(const std::function<bool()>& reached) {
+    test::Watch watch;
+    auto got = test::wait_until(
+        watch, bg.pidfd, [&] { return std::vector<std::string>{s.path()}; }, reached,
+        std::chrono::steady_clock::now() + kLimit);
+    ASSERT_EQ(got, test::Waited::kReached) << test::slurp(log);
   }
 
   static Json body_of(const std::string& response) {
@@ -222,6 +236,33 @@ TEST_F(BoardCli, ASnapshotFromASessionRecordReplaysARunWhoseDirectoryIsGone) {
   EXPECT_EQ(bad.exit_code, 3) << bad.err;
   EXPECT_EQ(bad.err.find('\n'), bad.err.size() - 1) << bad.err;
   EXPECT_EQ(test::run_devgraph({"board", "build", s / "missing.jsonl"}).exit_code, 3);
+}
+
+// --open: the fake browser (BROWSER) gets the URL as its one argument.
+TEST_F(BoardCli, OpenStartsTheBrowserWithTheUrl) {
+  const std::string browser = s / "browser";
+  const std::string said = s / "browser-args";
+  test::write_text(browser, "#!/bin/sh\nprintf '%s\\n' \"$#\" \"$@\" > '" + said + ".tmp'\nmv '" +
+                                said + ".tmp' '" + said + "'\n");
+  ASSERT_EQ(::chmod(browser.c_str(), 0755), 0);
+  serve({"--open"}, {{"BROWSER", browser}});
+  wait_for([&] { return path_exists(said); });
+  EXPECT_EQ(test::slurp(said), "1\nhttp://127.0.0.1:" + std::to_string(port) + "/\n");
+}
+
+// A browser that cannot be started is one line; the board is still served.
+TEST_F(BoardCli, ABrowserThatCannotBeStartedIsOneLineAndServingGoesOn) {
+  serve({"--open"}, {{"BROWSER", s / "no-such-browser"}});
+  wait_for([&] {
+    auto text = read_file(log);
+    return text && text->find("the board is still served\n") != std::string::npos;
+  });
+  EXPECT_NE(test::slurp(log).find("devgraph board: cannot start the browser " +
+                                  (s / "no-such-browser") + ": No such file or directory"),
+            std::string::npos)
+      << test::slurp(log);
+  Json data = body_of(get("GET /data.json HTTP/1.1\r\n\r\n"));
+  EXPECT_EQ(data["state"]["repo"], "acme/widgets");
 }
 
 TEST(BoardCliUsage, NoRunOrABadFlagIsOneLineAndExitThree) {
