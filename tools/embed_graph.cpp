@@ -139,6 +139,10 @@ class Tables {
     const auto& [ci_failure, changes_requested] = r;
     return record<Reactions>(ci_failure, changes_requested);
   }
+  std::string view(const Observability& o) {
+    const auto& [snapshot_on_terminal] = o;
+    return record<Observability>(snapshot_on_terminal);
+  }
   std::string view(const GraphDefaults& d) {
     const auto& [max_retries, max_repair_cycles] = d;
     return record<GraphDefaults>(max_retries, max_repair_cycles);
@@ -208,6 +212,7 @@ class Tables {
   static const char* row_name(std::type_identity<Budgets>) { return "Budgets"; }
   static const char* row_name(std::type_identity<ReactionRule>) { return "ReactionRule"; }
   static const char* row_name(std::type_identity<Reactions>) { return "Reactions"; }
+  static const char* row_name(std::type_identity<Observability>) { return "Observability"; }
 
   // The expression that turns a view expression into the model type T.
   template <class T>
@@ -341,6 +346,7 @@ void write_graph(std::ostream& out, const Graph& g) {
   body += tables.assign("concurrency", g.concurrency);
   body += tables.assign("intake", g.intake);
   body += tables.assign("reactions", g.reactions);
+  body += tables.assign("observability", g.observability);
   body += tables.assign("budgets", g.budgets);
   body += tables.assign("headless", g.headless);
   body += tables.assign("capacity", g.capacity);

@@ -171,6 +171,21 @@ std::string CapacityModel::tier_for(const std::map<std::string, long long>& coun
   return "green";
 }
 
+std::string Observability::snapshot_path(const std::string& run_dir) const {
+  if (snapshot_on_terminal.empty()) return {};
+  static constexpr std::string_view kRunDir = "<run-dir>";
+  std::string path;
+  for (size_t at = 0; at < snapshot_on_terminal.size();) {
+    if (snapshot_on_terminal.compare(at, kRunDir.size(), kRunDir) == 0) {
+      path += run_dir;
+      at += kRunDir.size();
+    } else {
+      path += snapshot_on_terminal[at++];
+    }
+  }
+  return path[0] == '/' ? path : join_path(run_dir, path);
+}
+
 Expected<Graph> Graph::load(const std::string& skill_dir) {
   std::string path = join_path(skill_dir, "GRAPH.yaml");
   if (const std::string_view shipped = snapshot_text(); !shipped.empty()) {
@@ -244,6 +259,12 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
     DG_TRY(rule->max_cycles, r.integer(at(entry, "max_cycles"), field + ".max_cycles", 2));
     if (rule->max_cycles < 1) return r.bad(field + ".max_cycles", "at least 1");
   }
+
+  const Json& observability = at(doc, "observability");
+  if (!observability.is_null() && !observability.is_object())
+    return r.bad("observability", "a mapping");
+  DG_TRY(g.observability.snapshot_on_terminal, r.str(at(observability, "snapshot_on_terminal"),
+                                                     "observability.snapshot_on_terminal", false));
 
   const Json& per_bundle = at(at(doc, "budgets"), "per_bundle");
   {

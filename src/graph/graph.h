@@ -142,6 +142,20 @@ struct Reactions {
   bool operator==(const Reactions&) const = default;
 };
 
+// Where a run can be looked at (GRAPH.yaml `observability`).
+// snapshot_on_terminal: where a run that stops (at a terminal state or a
+// handoff) leaves its board as one HTML file, a path in which `<run-dir>`
+// stands for the run's directory; empty (absent or null): nowhere.
+struct Observability {
+  std::string snapshot_on_terminal;
+
+  // The pattern with the run directory in (a relative result is taken
+  // from the run directory); empty when there is no pattern.
+  std::string snapshot_path(const std::string& run_dir) const;
+
+  bool operator==(const Observability&) const = default;
+};
+
 struct GraphDefaults {
   int max_retries = 2;
   int max_repair_cycles = 3;
@@ -179,6 +193,7 @@ class Graph {
   IntakeRules intake;
   Budgets budgets;
   Reactions reactions;
+  Observability observability;
   HeadlessSettings headless;
   CapacityModel capacity;
   std::vector<std::string> personas;

@@ -139,6 +139,31 @@ TEST(Graph, ThePerBundleBudgetIsReadAndNullIsNoLimit) {
   }
 }
 
+TEST(Graph, TheBoardSnapshotPathIsAPatternOfTheRunDirectory) {
+  Graph g = shipped_graph();
+  EXPECT_EQ(g.observability.snapshot_on_terminal, "<run-dir>/run-board.html");
+  EXPECT_EQ(g.observability.snapshot_path("/runs/r1"), "/runs/r1/run-board.html");
+  auto edited = Graph::parse(
+      "version: 4\nentrypoint: scan\nlanes: {}\nnodes: {}\n"
+      "observability: {snapshot_on_terminal: \"<run-dir>/../boards/<run-dir>.html\"}\n",
+      "G.yaml");
+  ASSERT_TRUE(edited) << edited.error().message;
+  EXPECT_EQ(edited->observability.snapshot_path("/r"), "/r/../boards//r.html");
+  Observability relative{"board.html"};
+  EXPECT_EQ(relative.snapshot_path("/runs/r1"), "/runs/r1/board.html");
+  // No pattern, no snapshot.
+  auto bare = Graph::parse("version: 4\nentrypoint: scan\nlanes: {}\nnodes: {}\n", "G.yaml");
+  ASSERT_TRUE(bare) << bare.error().message;
+  EXPECT_EQ(bare->observability.snapshot_path("/runs/r1"), "");
+  for (const char* bad : {"observability: [x]", "observability: {snapshot_on_terminal: [x]}"}) {
+    auto r = Graph::parse(
+        std::string("version: 4\nentrypoint: scan\nlanes: {}\nnodes: {}\n") + bad + "\n", "G.yaml");
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message.find("G.yaml: observability"), std::string::npos)
+        << r.error().message;
+  }
+}
+
 TEST(Graph, WrongShapeNamesTheField) {
   auto g = Graph::parse("version: four\nentrypoint: scan\n", "G.yaml");
   ASSERT_FALSE(g.ok());
