@@ -1,5 +1,7 @@
 #include "support/fake_driver_pool.h"
 
+#include <sys/epoll.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -97,13 +99,13 @@ void FakeDriverPool::unserve_fd(WatchId id) {
 int FakeDriverPool::ready(int fd, std::uint32_t bits) {
   std::vector<WatchId> ids;
   for (const auto& [id, s] : served)
-    if (s.fd == fd && (s.events & bits) != 0) ids.push_back(id);
+    if (s.fd == fd && ((s.events | EPOLLHUP | EPOLLERR) & bits) != 0) ids.push_back(id);
   int called = 0;
   for (WatchId id : ids) {
     auto it = served.find(id);  // an earlier function may have unserved it
     if (it == served.end()) continue;
     auto fn = it->second.on_ready;  // a copy: it may unserve itself
-    fn(it->second.events & bits);
+    fn((it->second.events | EPOLLHUP | EPOLLERR) & bits);
     ++called;
   }
   return called;

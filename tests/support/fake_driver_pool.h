@@ -35,7 +35,8 @@
 // - serve_events() and serve_fd() keep the function with its descriptor
 //   and events (`served`); nothing is ever ready by itself: ready(fd, bits)
 //   calls the functions serving `fd` for any of those bits, with the bits
-//   they asked for, as the real pool's wait() would. A served descriptor is
+//   they asked for, as the real pool's wait() would (EPOLLHUP and EPOLLERR
+//   always count, as epoll's do). A served descriptor is
 //   never an event and never keeps wait() from answering nullopt.
 #pragma once
 
