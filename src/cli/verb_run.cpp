@@ -1,7 +1,16 @@
 // `devgraph run`: the orchestrator lane, from the repository's open issues
 // to delivered bundles, resumable after any crash. The last stdout line is
 // RESULT_JSON; exit codes: 0 complete, 2 human required, 3 usage, state or
-// placement error, 1 anything else, 128+N stopped by signal N.
+// placement error (a board port that cannot be had included, refused
+// before anything is done), 1 anything else, 128+N stopped by signal N.
+//
+// `--board [PORT]` (alone, or PORT 0: one the system picks; `--bind ADDR`,
+// default 127.0.0.1) serves the run's live board on the run's own loop
+// while it runs and prints its URL on stderr; `--open` opens it in the
+// browser (board/browser.h). The board only reads the run, and the run
+// never waits for it. A run that stops (terminal state or handoff) leaves
+// the board as one HTML file where GRAPH.yaml
+// observability.snapshot_on_terminal says, and says where on stderr.
 #include <unistd.h>
 
 #include <chrono>
@@ -10,6 +19,7 @@
 #include <limits>
 
 #include "agents/backend.h"
+#include "board/server.h"
 #include "bundle/crash_points.h"
 #include "bundle/view.h"
 #include "cli/verbs.h"
@@ -81,6 +91,12 @@ int verb_run(const VerbArgs& args) {
       .flag("new", "start a fresh run instead of resuming the last one")
       .flag("dry-run", "print the bundles that would be formed and started; write nothing")
       .flag("no-live", "plain log lines even on a terminal")
+      .optional_value("board",
+                      "serve the run's live board while it runs, on PORT (default: 0, one the "
+                      "system picks); its URL is printed on stderr",
+                      "PORT")
+      .option("bind", "with --board: the IPv4 address to listen on (default: 127.0.0.1)")
+      .flag("open", "with --board: open the board in the browser ($BROWSER, else xdg-open)")
       .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
       .option("agent", "agent backend: " + agents::backend_choices())
       .option("claude-bin", "the agent CLI binary (tests pass a fake)")
@@ -159,6 +175,30 @@ int verb_run(const VerbArgs& args) {
   if (agent == "sim" && !a->get("sim-scenario"))
     return usage(p, "--agent sim needs --sim-scenario");
 
+  // The board's port is bound before anything else is done, so a port in
+  // use stops the run before it starts.
+  board::Listener board;
+  const bool with_board = a->flag("board");
+  if (!with_board && (a->get("bind") || a->flag("open")))
+    return usage(p, std::string(a->get("bind") ? "--bind" : "--open") + " needs --board");
+  if (with_board) {
+    if (req.dry_run) return usage(p, "--board and --dry-run exclude each other");
+    int port = 0;
+    if (auto v = a->get("board")) {
+      auto n = parse_int(*v);
+      if (!n || *n < 0 || *n > 65535) return usage(p, "argument --board: not a port: '" + *v + "'");
+      port = static_cast<int>(*n);
+    }
+    auto bound = board::Listener::open(a->get_or("bind", "127.0.0.1"), port);
+    if (!bound && bound.error().kind == ErrorKind::usage)
+      return usage(p, "argument " + bound.error().message);
+    if (!bound) return stop_with(bound.error().message, kExitUsage);
+    board = std::move(*bound);
+    req.board = &board;
+    req.open_board = a->flag("open");
+  }
+  req.on_notice = [](const std::string& l) { err() << "devgraph run: " << l << std::endl; };
+
   std::unique_ptr<orchestrator::RunLiveView> view;
   if (bundle::live_view_wanted(STDOUT_FILENO, a->flag("no-live"))) {
     view = std::make_unique<orchestrator::RunLiveView>(out(), system_clock(),
@@ -173,6 +213,8 @@ int verb_run(const VerbArgs& args) {
   auto rep = orchestrator::run_repository(req, out());
   if (view) view->finish();
   if (!rep) return stop_with(rep.error().message, rep.error().exit_code);
+  if (!rep->board_snapshot.empty())
+    err() << "devgraph run: board snapshot at " << rep->board_snapshot << std::endl;
   if (!rep->summary.empty()) out() << rep->summary;
   out() << "RESULT_JSON: " << dump_py(rep->result) << std::endl;
   return rep->exit_code;

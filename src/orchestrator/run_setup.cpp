@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "board/snapshot.h"
 #include "bundle/crash_points.h"
 #include "bundle/limits_protocol.h"
 #include "contracts/schema.h"
@@ -23,6 +24,7 @@
 #include "orchestrator/after_delivery.h"
 #include "orchestrator/limits.h"
 #include "orchestrator/orchestrator.h"
+#include "orchestrator/run_board.h"
 #include "proc/command.h"
 #include "proc/leftovers.h"
 #include "project/commands.h"
@@ -297,6 +299,21 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
   // The run-wide limits, served on the pool's loop; destroyed before it.
   DG_TRY(auto limits,
          LimitsBroker::open(LimitsSetup{store, graph, *pool, req.budget_usd, req.on_line}));
+  // The run's board, a view on the same loop; destroyed before the pool.
+  std::unique_ptr<RunBoard> board;
+  if (req.board && req.board->is_open()) {
+    auto notice = [&](const std::string& l) { req.on_notice ? req.on_notice(l) : line(l); };
+    if (auto b = RunBoard::open(*pool, store.run_dir(), std::move(*req.board)); b) {
+      board = std::move(*b);
+      notice("board at " + board->url());
+      if (req.open_board) {
+        if (auto opened = board->open_browser(); !opened)
+          notice(opened.error().message + "; the board is still served");
+      }
+    } else {
+      notice("the board is not served: " + b.error().message);
+    }
+  }
   auto repo_git = git::make_git(runner, top, {});
   std::string crash_spec;
   if (const char* v = std::getenv("DEVGRAPH_RUN_CRASH_AT")) crash_spec = v;
@@ -363,14 +380,21 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
   Outcome o = orch.run();
   // The session record, as checkpoint.py writes it when a run stops: at
   // its end, waiting for a person, or handed off. A failure only warns.
+  RunReport rep;
   if (auto st = store.read()) {
     std::string status = json_str(*st, "status");
     if (status == "complete" || status == "human_required" || status == "handoff") {
       auto rec = metrics::record(store.run_dir(), std::nullopt, std::nullopt);
       if (!rec) line("session metrics not recorded: " + rec.error().message);
+      // The board as it stands at the stop, a file that opens with no server.
+      if (std::string to = graph.observability.snapshot_path(store.run_dir()); !to.empty()) {
+        if (auto w = board::write_run_snapshot(store.run_dir(), to))
+          rep.board_snapshot = to;
+        else
+          line("board snapshot not written: " + w.error().message);
+      }
     }
   }
-  RunReport rep;
   rep.exit_code = o.exit_code;
   rep.run_dir = store.run_dir();
   rep.result = o.result;

@@ -26,6 +26,15 @@
 // - Every driver is started with DEVGRAPH_LIMITS_SOCKET naming the run's
 //   limits broker (orchestrator/limits.h), which lives as long as the
 //   run; an inherited value is never passed on.
+// - With a board (--board), the run serves its live board on the socket
+//   bound for it (orchestrator/run_board.h) from the moment its directory
+//   is known until it stops, and says where through on_notice; a board
+//   that cannot be served, or a browser that cannot be started (--open),
+//   is a notice and the run goes on: the board is a view.
+// - A run that stops at a terminal state or at a handoff leaves its board
+//   as one HTML file where GRAPH.yaml observability.snapshot_on_terminal
+//   says (board/snapshot.h, atomic replace), named in RunReport; one that
+//   cannot be written is a line, never a failure.
 #pragma once
 
 #include <chrono>
@@ -35,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "board/server.h"
 #include "util/expected.h"
 #include "util/json.h"
 
@@ -62,6 +72,12 @@ struct RunSetupRequest {
   std::function<void(const std::string&)> on_line;
   std::function<void(const Json& state)> on_state;  // the live view's feeds
   std::function<void()> on_tick;
+  // --board: the board's socket, bound before anything else was done, which
+  // the run takes over; nullptr: no board. open_board: --open.
+  board::Listener* board = nullptr;
+  bool open_board = false;
+  // Lines for stderr whatever the live view draws (the board's URL).
+  std::function<void(const std::string&)> on_notice;
 };
 
 struct RunReport {
@@ -69,6 +85,7 @@ struct RunReport {
   std::string run_dir;
   std::string summary;  // printed before RESULT_JSON
   Json result;
+  std::string board_snapshot;  // where the board's snapshot was written; empty: nowhere
 };
 
 Expected<RunReport> run_repository(const RunSetupRequest& request, std::ostream& out);
