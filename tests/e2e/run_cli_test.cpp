@@ -3,9 +3,14 @@
 // one scenario for every bundle, and real git worktrees under AI_ROOT.
 // Every test asserts on the exit code, the RESULT_JSON line, state.json,
 // events.jsonl, the issue files and git.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,11 +19,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "support/kill_harness.h"
 #include "support/run_scenario.h"
 #include "support/test_util.h"
 #include "util/fs.h"
@@ -124,6 +131,34 @@ class Background {
     }
   }
 };
+
+// One HTTP GET of 127.0.0.1:port, read to the end; empty when nothing
+// answers within `limit` (a failure condition, never a wait).
+std::string http_get(int port, const std::string& path, std::chrono::seconds limit) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<std::uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  std::string got;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
+    std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (true) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      pollfd p = {fd, POLLIN, 0};
+      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+      char buf[65536];
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  return got;
+}
 
 class RunCli : public ::testing::Test {
  protected:
@@ -854,6 +889,106 @@ TEST_F(RunCli, ANewRunInTheSecondOfAnotherGetsADirectoryOfItsOwn) {
   EXPECT_EQ(res["bundles"][0]["status"], "delivered");
 }
 
+// --board: the live run's board is served on the run's own loop while the
+// run waits for more work, from the run directory as it is; the run, once
+// stopped, leaves its board as one HTML file in its directory (GRAPH.yaml
+// observability.snapshot_on_terminal) and says where.
+TEST_F(RunCli, TheBoardServesTheLiveRunAndTheStoppedRunLeavesItsSnapshot) {
+  file_issue("alpha");
+  std::vector<std::string> args = {"run", "--agent", "sim", "--sim-scenario", scenario,   "--watch",
+                                   "600", "--board", "0",   "--open",         "--no-live"};
+  const std::string browser = scratch / "browser";
+  const std::string said = scratch / "browser-args";
+  test::write_text(browser, "#!/bin/sh\nprintf '%s\\n' \"$@\" > '" + said + ".tmp'\nmv '" + said +
+                                ".tmp' '" + said + "'\n");
+  ASSERT_EQ(::chmod(browser.c_str(), 0755), 0);
+  auto e = env();
+  e["BROWSER"] = browser;
+  Background bg(args, e, repo, scratch / "run.out");
+  ASSERT_GT(bg.pid(), 0);
+  ASSERT_TRUE(bg.wait_for("looking again in 600 s", std::chrono::seconds(120))) << bg.err();
+  const std::string prefix = "devgraph run: board at http://127.0.0.1:";
+  auto at = bg.err().find(prefix);
+  ASSERT_NE(at, std::string::npos) << bg.err();
+  int port = std::stoi(bg.err().substr(at + prefix.size()));
+  ASSERT_GT(port, 0);
+
+  std::string page = http_get(port, "/", std::chrono::seconds(20));
+  EXPECT_EQ(page.rfind("HTTP/1.1 200", 0), 0u) << page.substr(0, 200);
+  EXPECT_NE(page.find("board-data"), std::string::npos);
+  std::string resp = http_get(port, "/data.json", std::chrono::seconds(20));
+  ASSERT_EQ(resp.rfind("HTTP/1.1 200", 0), 0u) << resp.substr(0, 200);
+  auto data = parse_json(resp.substr(resp.find("\r\n\r\n") + 4), "data");
+  ASSERT_TRUE(data) << resp.substr(0, 400);
+  auto runs = test::entries(develop_home() + "/runs");
+  std::string id = runs.substr(0, runs.size() - 1);
+  std::string dir = develop_home() + "/runs/" + id;
+  EXPECT_EQ((*data)["state"]["run_id"], id);
+  EXPECT_EQ((*data)["state"]["status"], "running");
+  EXPECT_EQ((*data)["view"]["totals"]["bundles"], 1);
+  EXPECT_EQ((*data)["view"]["bundles"][0]["status"], "delivered") << (*data)["view"]["bundles"];
+  EXPECT_EQ((*data)["event_seq"], test::read_jsonl(dir + "/events.jsonl").size());
+  // The browser was given the board's URL; nothing of the board is in the
+  // run directory while it runs.
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, bg.pid(), 0));
+  ASSERT_GE(pidfd, 0);
+  test::Watch watch;
+  auto opened = test::wait_until(
+      watch, pidfd, [&] { return std::vector<std::string>{scratch.path()}; },
+      [&] { return path_exists(said); },
+      std::chrono::steady_clock::now() + std::chrono::seconds(20));
+  ::close(pidfd);
+  ASSERT_EQ(opened, test::Waited::kReached) << bg.err();
+  EXPECT_EQ(test::slurp(said), "http://127.0.0.1:" + std::to_string(port) + "/\n");
+  EXPECT_FALSE(path_exists(dir + "/run-board.html"));
+
+  ASSERT_EQ(::kill(bg.pid(), SIGTERM), 0);
+  int st = bg.wait(std::chrono::seconds(120));
+  ASSERT_TRUE(WIFEXITED(st)) << bg.err();
+  EXPECT_EQ(WEXITSTATUS(st), 128 + SIGTERM) << bg.err();
+  EXPECT_NE(bg.err().find("devgraph run: board snapshot at " + dir + "/run-board.html\n"),
+            std::string::npos)
+      << bg.err();
+  std::string snap = test::slurp(dir + "/run-board.html");
+  EXPECT_NE(snap.find("\"run_id\": \"" + id + "\""), std::string::npos);
+  EXPECT_NE(snap.find("\"status\": \"handoff\""), std::string::npos);
+  EXPECT_NE(snap.find("\"snapshot\": true"), std::string::npos);
+  // The port is given back: nothing answers there any more.
+  EXPECT_EQ(http_get(port, "/", std::chrono::seconds(5)), "");
+  expect_replays_cleanly(dir);
+}
+
+// Without --board a finished run still leaves its snapshot; a run the
+// board's port cannot be had for is refused before anything is written.
+TEST_F(RunCli, AFinishedRunLeavesItsSnapshotAndABoardPortInUseIsRefusedFirst) {
+  file_issue("alpha");
+  int taken = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  ASSERT_EQ(::bind(taken, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  ASSERT_EQ(::listen(taken, 1), 0);
+  socklen_t len = sizeof sa;
+  ASSERT_EQ(::getsockname(taken, reinterpret_cast<sockaddr*>(&sa), &len), 0);
+  std::string port = std::to_string(ntohs(sa.sin_port));
+  std::string before = test::entries(develop_home());
+  auto refused = run({"--board", port});
+  ::close(taken);
+  expect_one_line_error(refused, 3, port);
+  EXPECT_EQ(test::entries(develop_home()), before);
+  EXPECT_FALSE(path_exists(develop_home() + "/runs"));
+  EXPECT_FALSE(path_exists(ai_root + "/worktrees"));
+
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::string dir = run_dir(result_of(r));
+  EXPECT_NE(r.err.find("board snapshot at " + dir + "/run-board.html"), std::string::npos) << r.err;
+  std::string snap = test::slurp(dir + "/run-board.html");
+  EXPECT_NE(snap.find("\"status\": \"complete\""), std::string::npos);
+  EXPECT_EQ(snap.find("<script>alert"), std::string::npos);
+  expect_replays_cleanly(dir);
+}
+
 TEST_F(RunCli, UsageErrorsExitThreeWithOneLineAndWriteNothing) {
   file_issue("alpha");
   std::string before = test::entries(ai_root + "/develop/local/widgets");
@@ -873,6 +1008,12 @@ TEST_F(RunCli, UsageErrorsExitThreeWithOneLineAndWriteNothing) {
       {{"run", "--agent-command", "x {prompt_file}"}, "--agent-command"},
       {{"run", "--api-backoff-seconds", "soon"}, "--api-backoff-seconds"},
       {{"run", "--no-such-flag"}, "unrecognized"},
+      {{"run", "--board", "http"}, "--board"},
+      {{"run", "--board", "70000"}, "--board"},
+      {{"run", "--bind", "127.0.0.1"}, "--bind needs --board"},
+      {{"run", "--open"}, "--open needs --board"},
+      {{"run", "--board", "--bind", "300.1.1.1"}, "300.1.1.1"},
+      {{"run", "--board", "--dry-run"}, "--dry-run"},
   };
   for (const auto& c : cases) {
     auto r = test::run_devgraph(c.args, env(), repo);
