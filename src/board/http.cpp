@@ -152,12 +152,17 @@ std::string common_headers() {
 
 }  // namespace
 
-std::string response(int status, std::string_view content_type, std::string_view body) {
+std::string response_head(int status, std::string_view content_type, size_t body_size) {
   std::string out = "HTTP/1.1 " + std::to_string(status) + " " + status_text(status) + "\r\n";
   out += "Content-Type: " + std::string(content_type) + "\r\n";
-  out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  out += "Content-Length: " + std::to_string(body_size) + "\r\n";
   out += common_headers();
   out += "Connection: close\r\n\r\n";
+  return out;
+}
+
+std::string response(int status, std::string_view content_type, std::string_view body) {
+  std::string out = response_head(status, content_type, body.size());
   out.append(body);
   return out;
 }

@@ -54,6 +54,9 @@ std::optional<std::string> query_param(std::string_view query, std::string_view 
 std::string status_text(int status);
 
 std::string response(int status, std::string_view content_type, std::string_view body);
+// response()'s status line and headers alone, for a body of `body_size`
+// bytes sent after them.
+std::string response_head(int status, std::string_view content_type, size_t body_size);
 
 // The head of an event stream (text/event-stream, no length, kept open).
 std::string sse_head();

@@ -1,6 +1,7 @@
 #include "board/run_feed.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
@@ -54,28 +55,29 @@ bool RunFeed::refresh() {
       changed = true;
     }
   }
-  if (changed) {
-    cached_ = Json();
-    cached_text_.clear();
-  }
+  if (changed) cached_text_.reset();
   return changed;
 }
 
 Json RunFeed::snapshot() {
-  if (!cached_.is_null()) return cached_;
   Json events = Json::array();
   size_t from = parsed_.size() > kSnapshotEvents ? parsed_.size() - kSnapshotEvents : 0;
   for (size_t i = from; i < parsed_.size(); ++i) events.push_back(parsed_[i]);
-  cached_ = Json{{"run_dir", run_dir_},
-                 {"state", state_},
-                 {"events", events},
-                 {"event_seq", newest()},
-                 {"view", board_view(shipped_graph(), state_, parsed_)}};
-  return cached_;
+  return Json{{"run_dir", run_dir_},
+              {"state", state_},
+              {"events", std::move(events)},
+              {"event_seq", newest()},
+              {"view", board_view(shipped_graph(), state_, parsed_)}};
 }
 
-std::string RunFeed::snapshot_text() {
-  if (cached_text_.empty()) cached_text_ = dump_py(snapshot()) + "\n";
+std::shared_ptr<const std::string> RunFeed::snapshot_text() {
+  if (!cached_text_) {
+    cached_text_ = std::make_shared<const std::string>(dump_py(snapshot()) + "\n");
+    // Building it takes several times its size in small blocks, freed
+    // again at once; a long-lived board gives those pages back rather
+    // than holding its peak for good (glibc keeps them otherwise).
+    ::malloc_trim(0);
+  }
   return cached_text_;
 }
 

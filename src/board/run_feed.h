@@ -10,8 +10,9 @@
 //   place). It says whether anything changed.
 // - snapshot() is {"run_dir", "state", "events": the newest kSnapshotEvents
 //   events, "event_seq": the newest seq, "view": board_view (view.h) of
-//   every event}, computed once per change of the run; events_after(n)
-//   every event with
+//   every event}; snapshot_text() is its text, worked out once per change
+//   of the run and shared by every send until the next (memory the build
+//   took is given back to the system). events_after(n) is every event with
 //   a seq above n, oldest first, as the run wrote it.
 // - watch() puts an inotify watch on the run directory, so a host's loop
 //   wakes when the run appends an event or replaces its state; drain()
@@ -38,7 +39,7 @@ class RunFeed final : public BoardFeed {
 
   bool refresh();
   Json snapshot() override;
-  std::string snapshot_text() override;
+  std::shared_ptr<const std::string> snapshot_text() override;
   std::vector<std::pair<std::uint64_t, std::string>> events_after(std::uint64_t after) override;
   std::uint64_t newest() override;
 
@@ -54,8 +55,9 @@ class RunFeed final : public BoardFeed {
   std::string partial_;       // a last line not yet ended
   std::vector<std::pair<std::uint64_t, std::string>> events_;
   std::vector<Json> parsed_;  // the same events, parsed
-  Json cached_;               // snapshot() until the run changes
-  std::string cached_text_;   // and its text
+  // snapshot()'s text until the run changes, shared with the sends (the
+  // snapshot itself is not kept: its text is a fraction of its size).
+  std::shared_ptr<const std::string> cached_text_;
   Json state_ = Json::object();
   std::string state_text_;
   int inotify_ = -1;

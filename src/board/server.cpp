@@ -186,16 +186,17 @@ void BoardServer::answer(std::uint64_t id, Client& c) {
   const HttpRequest& r = **req;
   c.in.clear();
   bool head = r.method == "HEAD";
-  auto send = [&](int status, const char* type, const std::string& body) {
-    std::string whole = response(status, type, body);
-    if (head) whole.resize(whole.size() - body.size());
-    c.out += whole;
+  auto send = [&](int status, const char* type, std::shared_ptr<const std::string> body) {
+    c.out += response_head(status, type, body->size());
+    if (!head) c.body = std::move(body);
+    c.body_at = 0;
     c.closing = true;
   };
+  auto text = [](const char* words) { return std::make_shared<const std::string>(words); };
   if (r.method != "GET" && !head) {
-    send(405, "text/plain; charset=utf-8", "the board only answers GET\n");
+    send(405, "text/plain; charset=utf-8", text("the board only answers GET\n"));
   } else if (r.path == "/" || r.path == "/index.html") {
-    send(200, "text/html; charset=utf-8", options_.page);
+    send(200, "text/html; charset=utf-8", page_);
   } else if (r.path == "/data.json") {
     send(200, "application/json; charset=utf-8", feed_.snapshot_text());
   } else if (r.path == "/events" && !head) {
@@ -207,7 +208,7 @@ void BoardServer::answer(std::uint64_t id, Client& c) {
     c.out += sse_head() + "retry: 1000\n\n" + sse_comment("devgraph board");
     send_stream(c);
   } else {
-    send(404, "text/plain; charset=utf-8", "no such page\n");
+    send(404, "text/plain; charset=utf-8", text("no such page\n"));
   }
   flush(id);
 }
@@ -233,19 +234,32 @@ void BoardServer::flush(std::uint64_t id) {
   auto it = clients_.find(id);
   if (it == clients_.end()) return;
   Client& c = it->second;
-  while (!c.out.empty()) {
-    ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+  while (c.out_at < c.out.size() || (c.body && c.body_at < c.body->size())) {
+    bool head = c.out_at < c.out.size();
+    const char* from = head ? c.out.data() + c.out_at : c.body->data() + c.body_at;
+    size_t left = head ? c.out.size() - c.out_at : c.body->size() - c.body_at;
+    ssize_t n = ::send(c.fd, from, left, MSG_NOSIGNAL);
     if (n > 0) {
-      c.out.erase(0, static_cast<size_t>(n));
+      (head ? c.out_at : c.body_at) += static_cast<size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
     return close_client(id);
   }
-  if (c.out.size() > kMaxPending) return close_client(id);
-  if (c.out.empty() && c.closing) return close_client(id);
-  bool want = !c.out.empty();
+  // What was sent is dropped, not moved about on every send.
+  if (c.out_at == c.out.size()) {
+    c.out.clear();
+    c.out_at = 0;
+  } else if (c.out_at > c.out.size() / 2) {
+    c.out.erase(0, c.out_at);
+    c.out_at = 0;
+  }
+  if (c.body && c.body_at == c.body->size()) c.body.reset();
+  if (c.out.size() - c.out_at > kMaxPending) return close_client(id);
+  const bool pending = !c.out.empty() || c.body;
+  if (!pending && c.closing) return close_client(id);
+  bool want = pending;
   if (want == c.want_write) return;
   // Watch for writability only while output waits.
   host_.unwatch(c.watch);

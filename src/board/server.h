@@ -24,7 +24,8 @@
 //   is closed; its page reconnects and catches up. At most kMaxClients
 //   connections are open; more are closed at once.
 // - Nothing blocks: sockets are non-blocking, and output waits for the
-//   socket to be writable.
+//   socket to be writable. An answer's body is the page's or the feed's
+//   one text, shared by every connection sending it, never copied.
 #pragma once
 
 #include <cstdint>
@@ -75,9 +76,11 @@ class BoardFeed {
   virtual ~BoardFeed() = default;
   // /data.json: the run as the page draws it, `event_seq` included.
   virtual Json snapshot() = 0;
-  // snapshot() as the JSON text /data.json answers (a feed may keep it
-  // until its run changes).
-  virtual std::string snapshot_text() { return dump_py(snapshot()) + "\n"; }
+  // snapshot() as the JSON text /data.json answers, shared by every
+  // connection sending it (a feed may keep it until its run changes).
+  virtual std::shared_ptr<const std::string> snapshot_text() {
+    return std::make_shared<const std::string>(dump_py(snapshot()) + "\n");
+  }
   // The events whose seq is above `after`, oldest first, as (seq, the
   // event's JSON text).
   virtual std::vector<std::pair<std::uint64_t, std::string>> events_after(std::uint64_t after) = 0;
@@ -143,13 +146,22 @@ class BoardServer {
   struct Client {
     int fd = -1;
     HostWatch watch = 0;
-    std::string in, out;
+    std::string in;
+    // What waits to be sent: `out` from `out_at`, then `body` from
+    // `body_at`; a body is shared with every connection sending it.
+    std::string out;
+    size_t out_at = 0;
+    std::shared_ptr<const std::string> body;
+    size_t body_at = 0;
     bool streaming = false, closing = false, want_write = false;
     std::uint64_t sent = 0;  // the last event id this stream has had
   };
 
   BoardServer(FdHost& host, BoardFeed& feed, ServeOptions options)
-      : host_(host), feed_(feed), options_(std::move(options)) {}
+      : host_(host),
+        feed_(feed),
+        options_(std::move(options)),
+        page_(std::make_shared<const std::string>(options_.page)) {}
   void accept_all();
   void on_client(std::uint64_t id, std::uint32_t events);
   void answer(std::uint64_t id, Client& c);
@@ -160,6 +172,7 @@ class BoardServer {
   FdHost& host_;
   BoardFeed& feed_;
   ServeOptions options_;
+  std::shared_ptr<const std::string> page_;  // options_.page, shared by every send
   int listen_fd_ = -1;
   HostWatch listen_watch_ = 0;
   int port_ = 0;

@@ -24,13 +24,15 @@ TEST(BoardRunFeed, TheAnswerIsKeptUntilTheRunChangesAndHoldsTheView) {
   test::write_text(log, event(1) + "\n");
   RunFeed feed(s.path());
   feed.refresh();
-  std::string first = feed.snapshot_text();
+  std::string first = *feed.snapshot_text();
   EXPECT_NE(first.find("\"view\""), std::string::npos);
   EXPECT_FALSE(feed.refresh());
-  EXPECT_EQ(feed.snapshot_text(), first);
+  EXPECT_EQ(*feed.snapshot_text(), first);
+  // One text, shared by every connection that sends it.
+  EXPECT_EQ(feed.snapshot_text().get(), feed.snapshot_text().get());
   append(log, event(2) + "\n");
   EXPECT_TRUE(feed.refresh());
-  std::string second = feed.snapshot_text();
+  std::string second = *feed.snapshot_text();
   EXPECT_NE(second, first);
   auto parsed = parse_json(second, "answer");
   ASSERT_TRUE(parsed);

@@ -17,6 +17,10 @@ namespace {
 class FakeFeed final : public BoardFeed {
  public:
   std::vector<std::string> events;
+  std::shared_ptr<const std::string> big;  // when set, /data.json's text
+  std::shared_ptr<const std::string> snapshot_text() override {
+    return big ? big : BoardFeed::snapshot_text();
+  }
   Json snapshot() override { return Json{{"event_seq", events.size()}, {"title", "<b>x</b>"}}; }
   std::vector<std::pair<std::uint64_t, std::string>> events_after(std::uint64_t after) override {
     std::vector<std::pair<std::uint64_t, std::string>> out;
@@ -102,6 +106,35 @@ TEST_F(BoardServerTest, ThePageAndTheDataAreServedAndEachConnectionClosedOnceAns
   EXPECT_EQ((*body)["title"], "<b>x</b>") << "data is JSON; the page escapes it";
   std::string head = get("HEAD / HTTP/1.1\r\n\r\n");
   EXPECT_EQ(head.find("<html>"), std::string::npos) << head;
+  EXPECT_EQ(server->connections(), 0u);
+}
+
+// An answer far larger than a socket takes at once reaches every page
+// asking for it whole, each sent from the one text the feed holds.
+TEST_F(BoardServerTest, ALargeAnswerReachesSeveralPagesWholeFromOneSharedText) {
+  std::string text(3 << 20, 'x');
+  for (size_t i = 0; i < text.size(); i += 4096) text[i] = static_cast<char>('a' + (i / 4096) % 26);
+  feed.big = std::make_shared<const std::string>(text);
+  std::vector<int> fds;
+  for (int i = 0; i < 3; ++i) {
+    fds.push_back(connect_to());
+    const std::string req = "GET /data.json HTTP/1.1\r\n\r\n";
+    EXPECT_EQ(::send(fds.back(), req.data(), req.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(req.size()));
+  }
+  for (int fd : fds) {
+    bool closed = false;
+    std::string got = read_until(fd, "", &closed);
+    ::close(fd);
+    EXPECT_TRUE(closed);
+    auto at = got.find("\r\n\r\n");
+    ASSERT_NE(at, std::string::npos);
+    EXPECT_NE(got.find("Content-Length: " + std::to_string(text.size()) + "\r\n"),
+              std::string::npos);
+    EXPECT_TRUE(got.compare(at + 4, std::string::npos, text) == 0) << got.size() - at - 4;
+  }
+  // Sent, and held by nobody but the feed.
+  EXPECT_EQ(feed.big.use_count(), 1);
   EXPECT_EQ(server->connections(), 0u);
 }
 
