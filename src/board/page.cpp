@@ -86,7 +86,7 @@ constexpr const char* kPage = R"PAGE(<!doctype html>
   </section>
   <section>
     <h2>Costs</h2>
-    <table><thead><tr><th>persona</th><th>results</th><th>cost (USD)</th><th>tokens</th></tr>
+    <table><thead><tr><th>persona</th><th>results</th><th>cost (USD)</th><th>tokens</th><th>input</th><th>cache read</th><th>cache write</th><th>output</th><th>reasoning</th></tr>
     </thead><tbody id="costs"></tbody></table>
   </section>
   <section>
@@ -270,7 +270,9 @@ function drawCosts() {
   if (c.run) rows.push(["run", c.run]);
   for (const [name, v] of rows) {
     const row = make("tr");
-    for (const x of [name, v.results, v.cost_usd, v.tokens == null ? "-" : v.tokens]) row.appendChild(make("td", x));
+    const u = v.usage || {}, n = (x) => x == null ? "-" : x;
+    for (const x of [name, v.results, v.cost_usd, n(v.tokens), n(u.input), n(u.cache_read),
+                     n(u.cache_write), n(u.output), n(u.reasoning)]) row.appendChild(make("td", x));
     body.appendChild(row);
   }
 }
