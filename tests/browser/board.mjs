@@ -22,6 +22,9 @@
 // - #tasks-total: its text is the number of tasks in the run.
 // - #filter: an input; typing text shows only the bundles and tasks whose
 //   id or title contains it (their groups expanded).
+// - #costs: a row per persona, then "run": persona, results, cost, tokens,
+//   input, cache read, cache write, output, reasoning ("-": not reported).
+// - #tokens: the run's tokens.
 import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
