@@ -143,6 +143,10 @@ class Tables {
     const auto& [snapshot_on_terminal] = o;
     return record<Observability>(snapshot_on_terminal);
   }
+  std::string view(const CleanupRules& c) {
+    const auto& [strategies, default_strategy] = c;
+    return record<CleanupRules>(strategies, default_strategy);
+  }
   std::string view(const GraphDefaults& d) {
     const auto& [max_retries, max_repair_cycles] = d;
     return record<GraphDefaults>(max_retries, max_repair_cycles);
@@ -213,6 +217,7 @@ class Tables {
   static const char* row_name(std::type_identity<ReactionRule>) { return "ReactionRule"; }
   static const char* row_name(std::type_identity<Reactions>) { return "Reactions"; }
   static const char* row_name(std::type_identity<Observability>) { return "Observability"; }
+  static const char* row_name(std::type_identity<CleanupRules>) { return "CleanupRules"; }
 
   // The expression that turns a view expression into the model type T.
   template <class T>
@@ -347,6 +352,7 @@ void write_graph(std::ostream& out, const Graph& g) {
   body += tables.assign("intake", g.intake);
   body += tables.assign("reactions", g.reactions);
   body += tables.assign("observability", g.observability);
+  body += tables.assign("cleanup", g.cleanup);
   body += tables.assign("budgets", g.budgets);
   body += tables.assign("headless", g.headless);
   body += tables.assign("capacity", g.capacity);

@@ -47,6 +47,7 @@ int verb_validate(const VerbArgs& args);
 int verb_schedule(const VerbArgs& args);
 int verb_guard(const VerbArgs& args);
 int verb_run(const VerbArgs& args);
+int verb_clean(const VerbArgs& args);
 int verb_issue(const VerbArgs& args);
 int verb_run_bundle(const VerbArgs& args);
 int verb_audit_merge(const VerbArgs& args);

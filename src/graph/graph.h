@@ -156,6 +156,15 @@ struct Observability {
   bool operator==(const Observability&) const = default;
 };
 
+// Branch clean-up (GRAPH.yaml `cleanup`): the strategies there are and the
+// one used when neither the command line nor the repository names one.
+struct CleanupRules {
+  std::vector<std::string> strategies;
+  std::string default_strategy;
+
+  bool operator==(const CleanupRules&) const = default;
+};
+
 struct GraphDefaults {
   int max_retries = 2;
   int max_repair_cycles = 3;
@@ -194,6 +203,7 @@ class Graph {
   Budgets budgets;
   Reactions reactions;
   Observability observability;
+  CleanupRules cleanup;
   HeadlessSettings headless;
   CapacityModel capacity;
   std::vector<std::string> personas;

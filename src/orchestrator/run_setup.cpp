@@ -231,6 +231,7 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
       if (!text) continue;
       auto st = parse_json(*text, dir);
       if (!st || !st->is_object()) continue;
+      if (json_str(*st, "mode") == "clean") continue;  // devgraph clean's own
       std::string status = json_str(*st, "status");
       bool ended = (status == "complete" || status == "human_required") &&
                    path_exists(join_path(dir, kEventsFile)) && !end_recorded(*st, dir);
