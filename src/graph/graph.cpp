@@ -268,8 +268,9 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
 
   const Json& cleanup = at(doc, "cleanup");
   if (!cleanup.is_null() && !cleanup.is_object()) return r.bad("cleanup", "a mapping");
-  if (!at(cleanup, "strategies").is_null())
+  if (!at(cleanup, "strategies").is_null()) {
     DG_TRY(g.cleanup.strategies, r.strings(at(cleanup, "strategies"), "cleanup.strategies"));
+  }
   DG_TRY(g.cleanup.default_strategy,
          r.str(at(cleanup, "default_strategy"), "cleanup.default_strategy", false));
 
