@@ -1,6 +1,8 @@
 #include "clean/clean_run.h"
 
 #include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -67,6 +69,13 @@ std::vector<std::string> runs_newest_first(const std::string& home) {
   ::closedir(d);
   std::sort(out.rbegin(), out.rend());
   return out;
+}
+
+// The path with every symbolic link resolved, or as it is when it does not
+// exist: git may name a worktree either way.
+std::string real_or_same(const std::string& path) {
+  char buf[PATH_MAX];
+  return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
 }
 
 std::optional<Json> state_of(const std::string& dir) {
@@ -149,6 +158,8 @@ class Cleaner {
                           const std::map<std::string, std::string>& worktrees);
   Status integrate(Json& b);
   Status discard_throwaway(const std::string& branch);
+  Expected<bool> registered_worktree(const std::string& dir);
+  Expected<CommandResult> remove_worktree(const std::string& dir);
   Status verify(Json& b);
   Status cleanup(Json& b);
   Status cleanup_orphans(Json& clean);
@@ -216,7 +227,10 @@ Expected<Json> Cleaner::facts_of(const std::string& name, const std::string& tip
   f.branch = name;
   f.tip = tip;
   f.canonical = ctx_.worktrees_dir + "/" + guard::branch_slug(name);
-  if (auto it = worktrees.find(name); it != worktrees.end()) f.worktree = it->second;
+  if (auto it = worktrees.find(name); it != worktrees.end()) {
+    f.worktree = it->second;
+    if (real_or_same(f.worktree) == real_or_same(f.canonical)) f.worktree = f.canonical;
+  }
   if (auto it = ctx_.open_prs.find(name); it != ctx_.open_prs.end()) f.pr = it->second;
   if (auto it = ctx_.run_branches.find(name); it != ctx_.run_branches.end())
     f.unfinished_run = it->second;
@@ -303,27 +317,55 @@ Expected<std::optional<Json>> Cleaner::earlier_integration(const std::string& br
 Status Cleaner::discard_throwaway(const std::string& branch) {
   const std::string dir = throwaway_dir(branch);
   const std::string tb = throwaway_branch(branch);
-  auto repo = git::make_repo_queries(runner_, ctx_.top);
-  DG_TRY(auto wts, repo->worktrees());
-  bool registered = false;
-  for (const auto& w : wts) registered = registered || w.path == dir;
+  DG_TRY(bool registered, registered_worktree(dir));
   if (registered) {
-    DG_TRY(CommandResult a, git(dir, {"rebase", "--abort"}));
-    DG_TRY(CommandResult m, git(dir, {"merge", "--abort"}));
-    (void)a;
-    (void)m;
-    DG_CHECK(git_ok(dir, {"reset", "-q", "--hard"}));
-    DG_CHECK(git_ok(dir, {"clean", "-q", "-fdx"}));
-    DG_CHECK(git_ok(ctx_.top, {"worktree", "remove", dir}));
-  } else {
-    DG_CHECK(git_ok(ctx_.top, {"worktree", "prune"}));
-    if (path_exists(dir))
-      return fail(ErrorKind::refused,
-                  dir + " is in the way and is not a worktree of this repository");
+    // A kill inside `git worktree add` leaves it locked ("initializing").
+    DG_TRY(CommandResult u, git(ctx_.top, {"worktree", "unlock", dir}));
+    (void)u;
+    // git runs in it only when it is a worktree (a .git file of its own):
+    // never in a directory git would take for a repository above it.
+    if (path_exists(dir + "/.git") && !is_directory(dir + "/.git")) {
+      DG_TRY(CommandResult a, git(dir, {"rebase", "--abort"}));
+      DG_TRY(CommandResult m, git(dir, {"merge", "--abort"}));
+      (void)a;
+      (void)m;
+      DG_CHECK(git_ok(dir, {"reset", "-q", "--hard"}));
+      DG_CHECK(git_ok(dir, {"clean", "-q", "-fdx"}));
+      DG_CHECK(git_ok(ctx_.top, {"worktree", "remove", dir}));
+    }
   }
+  DG_CHECK(git_ok(ctx_.top, {"worktree", "prune"}));
+  DG_TRY(registered, registered_worktree(dir));
+  if (registered) return fail(ErrorKind::refused, dir + " is still a worktree after clean-up");
+  // A directory a killed `worktree add` made before it wrote anything.
+  if (is_directory(dir) && ::rmdir(dir.c_str()) != 0)
+    return fail(ErrorKind::refused,
+                dir + " is in the way and is not a worktree of this repository");
   DG_TRY(auto at, ref_sha("refs/heads/" + tb));
   if (at) DG_CHECK(git_ok(ctx_.top, {"update-ref", "-d", "refs/heads/" + tb, *at}));
   return {};
+}
+
+Expected<bool> Cleaner::registered_worktree(const std::string& dir) {
+  DG_TRY(std::string list, git_ok(ctx_.top, {"worktree", "list", "--porcelain"}));
+  const std::string want = real_or_same(dir);
+  for (const auto& l : split(list, '\n'))
+    if (l.rfind("worktree ", 0) == 0 && real_or_same(l.substr(9)) == want) return true;
+  return false;
+}
+
+// `git worktree remove` of a worktree whose branch is proven: git refuses
+// one with changes. The one refusal overridden is of a worktree a killed
+// removal left half deleted: nothing in it but tracked files gone, each
+// one in the proven commit.
+Expected<CommandResult> Cleaner::remove_worktree(const std::string& dir) {
+  DG_TRY(CommandResult rm, git(ctx_.top, {"worktree", "remove", dir}));
+  if (rm.ok() || !path_exists(dir + "/.git") || is_directory(dir + "/.git")) return rm;
+  DG_TRY(CommandResult st, git(dir, {"status", "--porcelain=v1", "-z", "--untracked-files=all"}));
+  if (!st.ok()) return rm;
+  for (const auto& e : split(st.out, '\0'))
+    if (e.size() >= 3 && e.substr(0, 2) != " D" && e.substr(0, 2) != "D ") return rm;
+  return git(ctx_.top, {"worktree", "remove", "--force", dir});
 }
 
 Status Cleaner::integrate(Json& b) {
@@ -459,7 +501,7 @@ Status Cleaner::cleanup(Json& b) {
   }
   const std::string wt = json_str(b, "worktree");
   if (!wt.empty() && is_directory(wt)) {
-    DG_TRY(CommandResult rm, git(ctx_.top, {"worktree", "remove", wt}));
+    DG_TRY(CommandResult rm, remove_worktree(wt));
     if (!rm.ok()) {
       b["outcome"] = "kept";
       b["reason"] = "git worktree remove refused: " + last_line(rm.err);
@@ -488,7 +530,7 @@ Status Cleaner::cleanup(Json& b) {
     const std::string dir = throwaway_dir(name);
     const std::string tb = throwaway_branch(name);
     if (is_directory(dir)) {
-      DG_TRY(CommandResult rm, git(ctx_.top, {"worktree", "remove", dir}));
+      DG_TRY(CommandResult rm, remove_worktree(dir));
       if (!rm.ok()) return fail("git worktree remove " + dir + ": " + last_line(rm.err));
     }
     DG_TRY(auto t, ref_sha("refs/heads/" + tb));
@@ -517,7 +559,7 @@ Status Cleaner::cleanup_orphans(Json& clean) {
     if (!landed) continue;
     std::string dir = ctx_.worktrees_dir + "/" + tb.substr(8);
     if (is_directory(dir)) {
-      DG_TRY(CommandResult rm, git(ctx_.top, {"worktree", "remove", dir}));
+      DG_TRY(CommandResult rm, remove_worktree(dir));
       if (!rm.ok()) continue;
     }
     DG_CHECK(git_ok(ctx_.top, {"update-ref", "-d", "refs/heads/" + tb, sha}));
