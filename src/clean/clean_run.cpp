@@ -1,6 +1,5 @@
 #include "clean/clean_run.h"
 
-#include <dirent.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -52,22 +51,6 @@ std::vector<std::string> split(const std::string& text, char sep) {
     out.push_back(text.substr(at, end - at));
     at = end + 1;
   }
-  return out;
-}
-
-// Run directories under <home>/runs, newest first.
-std::vector<std::string> runs_newest_first(const std::string& home) {
-  std::vector<std::string> out;
-  std::string dir = home + "/runs";
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return out;
-  while (auto* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    if (path_exists(dir + "/" + name + "/" + kStateFile)) out.push_back(dir + "/" + name);
-  }
-  ::closedir(d);
-  std::sort(out.rbegin(), out.rend());
   return out;
 }
 
@@ -744,9 +727,10 @@ Expected<Context> settle(CommandRunner& runner, const CleanRequest& req, const G
     if (!st || json_str(*st, "mode") == "clean") continue;
     std::string status = json_str(*st, "status");
     if (status != "running" && status != "handoff" && status != "human_required") continue;
-    if (!(*st).contains("bundles") || !(*st)["bundles"].is_object()) continue;
-    for (const auto& [id, b] : (*st)["bundles"].items()) {
-      std::string branch = json_str(b, "branch");
+    // state.bundles is a list of {"id", "branch", ...}.
+    if (!(*st).contains("bundles") || !(*st)["bundles"].is_array()) continue;
+    for (const auto& b : (*st)["bundles"]) {
+      std::string branch = b.is_object() ? json_str(b, "branch") : "";
       if (!branch.empty()) ctx.run_branches.emplace(branch, json_str(*st, "run_id"));
     }
   }
@@ -817,13 +801,9 @@ Expected<CleanReport> run_clean(const CleanRequest& req) {
       return rep;
     }
   }
-  const std::string named = ctx.develop_home + "/runs/" + utc_stamp(system_clock().wall());
-  std::string fresh = named;
-  for (int n = 2; run_dir.empty() && path_exists(join_path(fresh, kStateFile)); ++n) {
-    if (n > 99) return usage_error(named + " exists already; run devgraph clean again in a second");
-    char suffix[8];
-    std::snprintf(suffix, sizeof suffix, "-%02d", n);
-    fresh = named + suffix;
+  std::string fresh;
+  if (run_dir.empty()) {
+    DG_TRY(fresh, new_run_dir(ctx.develop_home, system_clock().wall()));
   }
   RunStore store(run_dir.empty() ? fresh : run_dir, graph, schema);
   if (run_dir.empty()) {

@@ -1,6 +1,5 @@
 #include "orchestrator/run_setup.h"
 
-#include <dirent.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -56,23 +55,6 @@ Expected<std::string> git_out(const std::string& dir, std::vector<std::string> a
   std::string o = r.out;
   while (!o.empty() && (o.back() == '\n' || o.back() == '\r')) o.pop_back();
   return o;
-}
-
-// Run directories under <home>/runs, newest first (their names are UTC
-// stamps, so name order is age order).
-std::vector<std::string> runs_newest_first(const std::string& home) {
-  std::vector<std::string> out;
-  std::string dir = home + "/runs";
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return out;
-  while (auto* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    if (path_exists(dir + "/" + name + "/" + kStateFile)) out.push_back(dir + "/" + name);
-  }
-  ::closedir(d);
-  std::sort(out.rbegin(), out.rend());
-  return out;
 }
 
 std::vector<std::string> driver_environment() {
@@ -244,15 +226,10 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
       break;
     }
   }
-  // A new run is named by the UTC second it starts in; a second new run in
-  // the same second takes the next free "-NN" (names still sort by age).
-  const std::string named = place->develop_home + "/runs/" + utc_stamp(system_clock().wall());
-  std::string fresh = named;
-  for (int n = 2; run_dir.empty() && path_exists(join_path(fresh, kStateFile)); ++n) {
-    if (n > 99) return setup_error(named + " exists already; run devgraph run again in a second");
-    char suffix[8];
-    std::snprintf(suffix, sizeof suffix, "-%02d", n);
-    fresh = named + suffix;
+  // A new run is named by the UTC second it starts in.
+  std::string fresh;
+  if (run_dir.empty()) {
+    DG_TRY(fresh, new_run_dir(place->develop_home, system_clock().wall()));
   }
   RunStore store(run_dir.empty() ? fresh : run_dir, graph, schema);
   if (run_dir.empty()) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <regex>
 #include <set>
@@ -12,6 +13,7 @@
 #include "store/board.h"
 #include "store/deferred_state.h"
 #include "store/event_log.h"
+#include "util/clock.h"
 #include "util/fs.h"
 
 namespace devgraph {
@@ -476,6 +478,34 @@ std::string RunStore::run_id() const {
 
 Expected<Json> RunStore::read() const {
   return read_run_state(run_dir_);
+}
+
+std::vector<std::string> runs_newest_first(const std::string& develop_home) {
+  std::vector<std::string> out;
+  const std::string dir = develop_home + "/runs";
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return out;
+  while (auto* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    if (path_exists(dir + "/" + name + "/" + kStateFile)) out.push_back(dir + "/" + name);
+  }
+  ::closedir(d);
+  std::sort(out.rbegin(), out.rend());
+  return out;
+}
+
+Expected<std::string> new_run_dir(const std::string& develop_home,
+                                  std::chrono::system_clock::time_point now) {
+  const std::string named = develop_home + "/runs/" + utc_stamp(now);
+  std::string dir = named;
+  for (int n = 2; path_exists(join_path(dir, kStateFile)); ++n) {
+    if (n > 99) return fail(ErrorKind::usage, named + " exists already; try again in a second", 3);
+    char suffix[8];
+    std::snprintf(suffix, sizeof suffix, "-%02d", n);
+    dir = named + suffix;
+  }
+  return dir;
 }
 
 Expected<Json> read_run_state(const std::string& run_dir) {

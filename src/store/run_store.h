@@ -33,6 +33,7 @@
 //   json.dumps() with keys ts, seq, type, node, detail; key order is kept.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -208,6 +209,16 @@ Status deep_merge(Json& dst, const Json& src);
 // state.json of `run_dir`, parsed, without the lock: what `show` prints.
 // Needs no graph, so readers stay cheap.
 Expected<Json> read_run_state(const std::string& run_dir);
+
+// The run directories under <develop_home>/runs holding a state.json,
+// newest first (their names are UTC stamps, so name order is age order).
+std::vector<std::string> runs_newest_first(const std::string& develop_home);
+
+// Where a new run starting at `now` lives: <develop_home>/runs/<UTC stamp>,
+// else the next free "-NN" of that second (names still sort by age); an
+// error (usage, exit 3) when the second's 99 names are taken.
+Expected<std::string> new_run_dir(const std::string& develop_home,
+                                  std::chrono::system_clock::time_point now);
 
 // Bundle and task ids are one word: [A-Za-z0-9][A-Za-z0-9_.-]*.
 bool is_valid_id(const std::string& id);

@@ -30,6 +30,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { after, before } from "node:test";
 
 import { chromium } from "playwright-core";
 
@@ -148,3 +149,20 @@ export const missingHook = (hook) =>
   `${hook} is part of the board's DOM contract and the page does not have it`;
 
 export const streamText = () => document.getElementById("stream")?.textContent.trim();
+
+// What a test file on a served run shares: a scratch directory and a
+// browser made before its tests, and the server a test keeps in
+// `session.server`, all stopped, closed and removed after them.
+export function servedSession() {
+  const session = { tmp: null, browser: null, server: null };
+  before(async () => {
+    session.tmp = scratch();
+    session.browser = await launch();
+  });
+  after(async () => {
+    if (session.server) await session.server.stop();
+    await session.browser?.close();
+    session.tmp?.remove();
+  });
+  return session;
+}

@@ -6,22 +6,11 @@
 //
 // Hooks: #costs (a row per persona, then "run"), #cost, #tokens.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
-import { checkpoint, launch, makeRun, scratch, serve, until } from "./board.mjs";
+import { checkpoint, makeRun, serve, servedSession, until } from "./board.mjs";
 
-let tmp, browser, server;
-
-before(async () => {
-  tmp = scratch();
-  browser = await launch();
-});
-
-after(async () => {
-  if (server) await server.stop();
-  await browser?.close();
-  tmp?.remove();
-});
+const session = servedSession();
 
 async function result(runDir, handle, persona, event, cost, tokens, usage) {
   await checkpoint(runDir, "event", "--event", "PERSONA_DISPATCHED", "--detail",
@@ -34,10 +23,10 @@ const rows = () => [...document.querySelectorAll("#costs tr")].map((r) =>
   [...r.children].map((c) => c.textContent.trim()));
 
 test("every backend's tokens are shown part by part, per persona and for the run", async () => {
-  const made = await makeRun(`${tmp.dir}/run`, { bundles: 1, tasks: 1 });
-  server = await serve(made.run_dir);
-  const page = await browser.newPage();
-  await page.goto(server.url);
+  const made = await makeRun(`${session.tmp.dir}/run`, { bundles: 1, tasks: 1 });
+  session.server = await serve(made.run_dir);
+  const page = await session.browser.newPage();
+  await page.goto(session.server.url);
   await until(page, "the stream is live", () =>
     document.getElementById("stream")?.textContent.trim() === "live");
 

@@ -4,29 +4,18 @@
 // Hooks: #stream, #log [data-seq].
 import assert from "node:assert/strict";
 import { performance } from "node:perf_hooks";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
-import { checkpoint, launch, makeRun, scratch, serve, streamText, until } from "./board.mjs";
+import { checkpoint, makeRun, serve, servedSession, streamText, until } from "./board.mjs";
 
 const kBoundMs = 1000;
-let tmp, browser, server;
-
-before(async () => {
-  tmp = scratch();
-  browser = await launch();
-});
-
-after(async () => {
-  if (server) await server.stop();
-  await browser?.close();
-  tmp?.remove();
-});
+const session = servedSession();
 
 test("a new event reaches an open page within 1 s of its append, without a reload", async (t) => {
-  const made = await makeRun(`${tmp.dir}/run`);
-  server = await serve(made.run_dir);
-  const page = await browser.newPage();
-  await page.goto(server.url);
+  const made = await makeRun(`${session.tmp.dir}/run`);
+  session.server = await serve(made.run_dir);
+  const page = await session.browser.newPage();
+  await page.goto(session.server.url);
   await until(page, "the stream is live", (want) => document.getElementById("stream")
     ?.textContent.trim() === want, "live");
   await until(page, `the run's last event (seq ${made.event_seq}) is in #log`,

@@ -3,41 +3,30 @@
 //
 // Hooks: #stream, #log [data-seq].
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
-import { checkpoint, launch, makeRun, scratch, serve, until } from "./board.mjs";
+import { checkpoint, makeRun, serve, servedSession, until } from "./board.mjs";
 
 // A reconnecting page retries on its own schedule (EventSource waits a
 // few seconds between attempts), so the catch-up bound is generous.
 const kCatchUpMs = 15000;
-let tmp, browser, server;
-
-before(async () => {
-  tmp = scratch();
-  browser = await launch();
-});
-
-after(async () => {
-  if (server) await server.stop();
-  await browser?.close();
-  tmp?.remove();
-});
+const session = servedSession();
 
 const stream = (want) => document.getElementById("stream")?.textContent.trim() === want;
 const hasSeq = (seq) => document.querySelector(`#log [data-seq="${seq}"]`) !== null;
 
 test("a page catches up on every event recorded while its server was down, each once", async () => {
-  const made = await makeRun(`${tmp.dir}/run`);
-  server = await serve(made.run_dir);
-  const port = server.port;
-  const page = await browser.newPage();
-  await page.goto(server.url);
+  const made = await makeRun(`${session.tmp.dir}/run`);
+  session.server = await serve(made.run_dir);
+  const port = session.server.port;
+  const page = await session.browser.newPage();
+  await page.goto(session.server.url);
   await until(page, "the stream is live", stream, "live");
   await until(page, `event ${made.event_seq} is in #log`, hasSeq, made.event_seq);
   await page.evaluate(() => { window.__sameDocument = true; });
 
-  assert.equal(await server.stop(), 0, "devgraph board serve exits 0 on SIGTERM");
-  server = null;
+  assert.equal(await session.server.stop(), 0, "devgraph board serve exits 0 on SIGTERM");
+  session.server = null;
   await until(page, "the page says it lost the stream", stream, "reconnecting");
   const missed = [];
   for (let i = 1; i <= 3; ++i) {
@@ -45,7 +34,7 @@ test("a page catches up on every event recorded while its server was down, each 
       JSON.stringify({ text: `missed ${i}` }));
     missed.push(made.event_seq + i);
   }
-  server = await serve(made.run_dir, port);
+  session.server = await serve(made.run_dir, port);
 
   await until(page, "the stream is live again", stream, "live", kCatchUpMs);
   await until(page, `the missed events ${missed.join(", ")} are in #log`,

@@ -298,8 +298,12 @@ TEST_F(RunLimits, ABundleThatReachesItsBudgetParksUntilAPersonAllowsMore) {
   ASSERT_EQ(res["bundles"].size(), 1u);
   EXPECT_EQ(res["bundles"][0]["status"], "parked");
   EXPECT_EQ(res["bundles"][0]["persona_runs"], 5);
-  // T1 is committed; the bundle cursor waits at the task scheduler.
-  EXPECT_EQ(res["bundles"][0]["node"], "task_scheduler");
+  // T1 is committed, and the bundle cursor waits before its next persona:
+  // at the task scheduler when the broker's "closed" reached the driver
+  // first, else at the final review, whose reviewer is the next persona
+  // (the whole-bundle test and build in between runs no persona).
+  const std::string waits = json_str(res["bundles"][0], "node");
+  EXPECT_TRUE(waits == "task_scheduler" || waits == "final_review") << waits;
   ASSERT_EQ(res["human_required"].size(), 1u);
   EXPECT_EQ(json_str(res["human_required"][0], "reason")
                 .rfind("bundle budget spent: 4 persona runs of the 4 it may use", 0),
