@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "board/snapshot.h"
 #include "clean/plan.h"
 #include "contracts/schema.h"
 #include "gh/gh.h"
@@ -15,6 +16,7 @@
 #include "git/repo.h"
 #include "graph/graph.h"
 #include "guard/guard.h"
+#include "metrics/metrics.h"
 #include "proc/command.h"
 #include "proc/stop_signals.h"
 #include "skill/skill.h"
@@ -284,7 +286,7 @@ Expected<std::optional<Json>> Cleaner::earlier_integration(const std::string& br
   for (const auto& dir : runs_newest_first(ctx_.develop_home)) {
     auto st = state_of(dir);
     if (!st || json_str(*st, "mode") != "clean" || dir == store_.run_dir()) continue;
-    const Json& c = (*st).contains("clean") ? (*st)["clean"] : Json::object();
+    const Json c = (*st).contains("clean") ? (*st)["clean"] : Json::object();
     if (!c.is_object() || !c.contains("branches") || !c["branches"].is_array()) continue;
     for (const auto& b : c["branches"])
       if (json_str(b, "branch") == branch && json_str(b, "before") == tip &&
@@ -828,11 +830,22 @@ Expected<CleanReport> run_clean(const CleanRequest& req) {
 
   Cleaner cleaner(runner, ctx, store, req);
   auto walked = cleaner.walk();
+  // What any run leaves when it stops: its session record and its board
+  // as one file (GRAPH.yaml observability.snapshot_on_terminal). Neither
+  // is a failure of the clean.
+  auto leave_traces = [&] {
+    auto rec = metrics::record(store.run_dir(), std::nullopt, std::nullopt);
+    if (!rec) line("session metrics not recorded: " + rec.error().message);
+    if (std::string to = graph.observability.snapshot_path(store.run_dir()); !to.empty())
+      if (auto w = board::write_run_snapshot(store.run_dir(), to); !w)
+        line("board snapshot not written: " + w.error().message);
+  };
   CleanReport rep;
   if (!walked) {
     if (walked.error().kind != ErrorKind::interrupted) return walked.error();
     DG_TRY(auto h, store.handoff(walked.error().message));
     (void)h;
+    leave_traces();
     DG_TRY(Json st, store.read());
     rep.exit_code = walked.error().exit_code;
     rep.result = Json{{"status", "HANDOFF"},
@@ -841,6 +854,7 @@ Expected<CleanReport> run_clean(const CleanRequest& req) {
                       {"reason", walked.error().message}};
     return rep;
   }
+  leave_traces();
   DG_TRY(Json st, store.read());
   Json clean = st.contains("clean") ? st["clean"] : Json::object();
   rep.report = render_report(clean, false);

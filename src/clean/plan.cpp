@@ -134,8 +134,7 @@ std::string render_report(const Json& clean, bool dry_run) {
   std::string out;
   out += "Integration strategy: " + json_str(clean, "strategy") + " (from " +
          json_str(clean, "strategy_source") + ")\n";
-  const Json& branches =
-      clean.contains("branches") ? clean["branches"] : static_cast<const Json&>(Json::array());
+  const Json branches = clean.value("branches", Json::array());
   std::string integration, cleanup, left;
   for (const auto& b : branches) {
     const std::string name = json_str(b, "branch");
