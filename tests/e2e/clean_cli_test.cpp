@@ -925,28 +925,21 @@ TEST_F(CleanCli, WithoutCommittedConfigTheStrategyIsRebaseAndTheWorkingTreeIsNot
   expect_nothing_lost(before, res);
 }
 
-TEST_F(CleanCli, UnknownStrategyInProjectYamlIsRefusedWithExitThreeAndNothingWritten) {
+// An unknown strategy, and text that is not YAML at all.
+TEST_F(CleanCli, AProjectYamlThatNamesNoStrategyIsRefusedWithExitThreeAndNothingWritten) {
   init_github();
   commit_project_yaml("develop:\n  clean:\n    strategy: octopus\n");
   make_merged("feature/merged");
   make_clean();
   advance_main();
-  Snapshot before = snapshot();
-  auto r = clean();
-  expect_refused(r, "project.yaml", before);
-  expect_nothing_lost(before, result_of(r));
-}
-
-TEST_F(CleanCli, ProjectYamlThatIsNotYamlIsRefusedWithExitThreeAndNothingWritten) {
-  init_github();
-  commit_project_yaml("develop: [clean: {strategy: merge\n");
-  make_merged("feature/merged");
-  make_clean();
-  advance_main();
-  Snapshot before = snapshot();
-  auto r = clean();
-  expect_refused(r, "project.yaml", before);
-  expect_nothing_lost(before, result_of(r));
+  for (const char* text : {"", "develop: [clean: {strategy: merge\n"}) {
+    SCOPED_TRACE(text);
+    if (*text) commit_project_yaml(text);
+    Snapshot before = snapshot();
+    auto r = clean();
+    expect_refused(r, "project.yaml", before);
+    expect_nothing_lost(before, result_of(r));
+  }
 }
 
 TEST_F(CleanCli, OriginMovedOnSinceTheLastFetchIsWhatItIntegratesOntoAndMeasuresMergedBy) {
@@ -1373,7 +1366,11 @@ TEST_P(CleanCliKill, KilledAtAnEventTheNextCleanFinishesItDoingNothingTwice) {
     EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) << st;
     auto r = clean();
     res = finished(r);
-    EXPECT_EQ(json_str(res, "run_dir"), dir) << r.out << r.err;
+    // A kill inside the first transaction (its event appended, state.json
+    // not yet in place) leaves no run to continue: the next is a new one.
+    if (path_exists(dir + "/state.json")) {
+      EXPECT_EQ(json_str(res, "run_dir"), dir) << r.out << r.err;
+    }
   }
   expect_rebase_end(res, before);
 }

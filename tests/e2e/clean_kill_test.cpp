@@ -216,7 +216,12 @@ TEST_P(CleanKill, KilledAtRandomInstantsThenRunAgainItFinishesTheJobAndLosesNoth
     // squash), recorded at that tip, its content verified on origin/main.
     const auto after = r.reachable();
     std::set<std::string> rewritten;
-    for (const auto& dir : test::names_in(r.runs())) {
+    // A run killed inside its first transaction has a directory and no
+    // state.json yet: it holds nothing.
+    std::vector<std::string> made;
+    for (const auto& dir : test::names_in(r.runs()))
+      if (path_exists(r.runs() + "/" + dir + "/state.json")) made.push_back(dir);
+    for (const auto& dir : made) {
       Json st = *parse_json(test::slurp(r.runs() + "/" + dir + "/state.json"), "state");
       for (const auto& b : st["clean"]["branches"])
         if (json_str(b, "outcome") == "verified" && json_str(b, "strategy") != "merge" &&
@@ -227,7 +232,7 @@ TEST_P(CleanKill, KilledAtRandomInstantsThenRunAgainItFinishesTheJobAndLosesNoth
       if (!after.count(c)) {
         EXPECT_TRUE(rewritten.count(c)) << what << ": lost " << c;
       }
-    for (const auto& dir : test::names_in(r.runs())) {
+    for (const auto& dir : made) {
       auto v = test::run_devgraph({"validate", "run", r.runs() + "/" + dir}, r.env, r.repo);
       EXPECT_EQ(v.exit_code, 0) << dir << ": " << v.out << v.err;
     }
