@@ -76,6 +76,10 @@ bool safe_branch_name(std::string_view name) {
   return true;
 }
 
+bool default_branch_name(std::string_view name) {
+  return name == "main" || name == "master" || name == "trunk";
+}
+
 std::string_view bucket_name(Bucket b) {
   switch (b) {
     case Bucket::merged:
@@ -98,6 +102,7 @@ std::optional<Bucket> bucket_from(std::string_view name) {
 
 Classified classify(const BranchFacts& f, const std::string& strategy) {
   if (f.pr) return {Bucket::protected_, "open pull request #" + std::to_string(*f.pr)};
+  if (default_branch_name(f.branch)) return {Bucket::protected_, "named like a default branch"};
   if (!f.unfinished_run.empty())
     return {Bucket::protected_, "a bundle of unfinished run " + f.unfinished_run};
   if (!safe_branch_name(f.branch))

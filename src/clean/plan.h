@@ -13,7 +13,8 @@
 //   an error (usage) for text that is not YAML or a key that is not a
 //   strategy name's string.
 // - classify() gives one bucket per branch, the first that applies:
-//   PROTECTED (an open pull request, or a bundle of an unfinished run),
+//   PROTECTED (an open pull request, a bundle of an unfinished run, or a
+//   name a default branch has: main, master, trunk),
 //   HUMAN_REVIEW (a name kept out of paths, a worktree away from its
 //   canonical path, conflicts, uncommitted changes, untracked files),
 //   MERGED (reachable from the default ref), ELIGIBLE (the rest; with
@@ -49,6 +50,11 @@ Expected<Strategy> resolve_strategy(const std::optional<std::string>& cli,
 Expected<std::optional<std::string>> project_strategy(std::string_view project_yaml);
 
 bool safe_branch_name(std::string_view name);
+// main, master, trunk: what a default branch is usually called. Such a
+// branch that is not the default is never cleaned: a local clone on a
+// feature branch takes that branch as its default, and its real main must
+// not be cleaned away as merged into it.
+bool default_branch_name(std::string_view name);
 
 struct BranchFacts {
   std::string branch;

@@ -1342,6 +1342,26 @@ TEST_F(CleanCli, StoppedBySigtermItExits143AndTheNextCleanContinuesThatRun) {
   expect_rebase_end(res, before);
 }
 
+// A local clone on a feature branch takes that branch as its default; its
+// main is then a branch like any other to git, and merged into it. It is
+// kept, as PROTECTED, never cleaned away.
+TEST_F(CleanCli, ALocalCloneOnAnotherBranchKeepsItsMain) {
+  init_local();
+  git({"checkout", "-q", "-b", "feature/work"});
+  test::write_text(repo + "/work.txt", "work\n");
+  git({"add", "work.txt"});
+  git({"commit", "-q", "-m", "work"});
+  Snapshot before = snapshot();
+  Json res = finished(clean());
+  ASSERT_EQ(res["branches"].size(), 1u) << dump_py(res);
+  EXPECT_EQ(res["branches"][0]["branch"], "main");
+  EXPECT_EQ(res["branches"][0]["bucket"], "PROTECTED");
+  EXPECT_EQ(res["branches"][0]["reason"], "named like a default branch");
+  EXPECT_EQ(res["branches"][0]["deleted"], false);
+  EXPECT_EQ(git_out({"rev-parse", "--verify", "-q", "refs/heads/main"}).empty(), false);
+  expect_nothing_lost(before, res);
+}
+
 class CleanCliKill : public CleanCli, public ::testing::WithParamInterface<size_t> {};
 
 // SIGKILLed (its whole process group) once its event log holds N lines,

@@ -59,6 +59,10 @@ TEST(CleanClassify, EachBranchGetsTheFirstBucketThatApplies) {
   f.dirty = true;
   EXPECT_EQ(classify(f, "rebase").bucket, Bucket::protected_);
   EXPECT_EQ(classify(f, "rebase").reason, "open pull request #12");
+  f = plain("main");
+  f.merged = true;
+  EXPECT_EQ(classify(f, "rebase").bucket, Bucket::protected_);
+  EXPECT_EQ(classify(f, "rebase").reason, "named like a default branch");
   f = plain("develop/b3");
   f.unfinished_run = "20260101T000000Z";
   EXPECT_EQ(classify(f, "rebase").reason, "a bundle of unfinished run 20260101T000000Z");
