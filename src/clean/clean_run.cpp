@@ -16,6 +16,8 @@
 #include "git/repo.h"
 #include "graph/graph.h"
 #include "guard/guard.h"
+#include "lane/lane.h"
+#include "lane/routes.h"
 #include "metrics/metrics.h"
 #include "proc/command.h"
 #include "proc/stop_signals.h"
@@ -23,6 +25,7 @@
 #include "store/run_store.h"
 #include "util/clock.h"
 #include "util/fs.h"
+#include "util/text.h"
 
 namespace devgraph::clean {
 namespace {
@@ -36,12 +39,6 @@ Error usage_error(const std::string& why) {
 std::string trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   return s;
-}
-
-std::string last_line(const std::string& text) {
-  std::string t = trimmed(text);
-  auto nl = t.rfind('\n');
-  return nl == std::string::npos ? t : t.substr(nl + 1);
 }
 
 std::vector<std::string> split(const std::string& text, char sep) {
@@ -63,12 +60,11 @@ std::string real_or_same(const std::string& path) {
   return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
 }
 
+// A run directory's state, when it holds one that parses as an object.
 std::optional<Json> state_of(const std::string& dir) {
-  auto text = read_file(dir + "/" + kStateFile);
-  if (!text) return std::nullopt;
-  auto st = parse_json(*text, dir);
+  auto st = read_run_state(dir);
   if (!st || !st->is_object()) return std::nullopt;
-  return *st;
+  return std::move(*st);
 }
 
 // What the whole run works from, settled before anything is written.
@@ -88,8 +84,9 @@ struct Context {
 
 class Cleaner {
  public:
-  Cleaner(CommandRunner& runner, const Context& ctx, RunStore& store, const CleanRequest& req)
-      : runner_(runner), ctx_(ctx), store_(store), req_(req) {}
+  Cleaner(CommandRunner& runner, const Context& ctx, RunStore& store, const CleanRequest& req,
+          const Graph& graph)
+      : runner_(runner), ctx_(ctx), store_(store), req_(req), walker_(graph) {}
 
   // Walks the lane from wherever the run stands to complete.
   Status walk();
@@ -101,6 +98,7 @@ class Cleaner {
   const Context& ctx_;
   RunStore& store_;
   const CleanRequest& req_;
+  lane::Walker walker_;  // every move is a route of GRAPH.yaml's
 
   void say(const std::string& l) const {
     if (req_.on_line) req_.on_line(l);
@@ -159,8 +157,8 @@ class Cleaner {
     if (!c.contains("branches") || !c["branches"].is_array()) c["branches"] = Json::array();
     return c;
   }
-  Status record(const std::string& event, Json detail, const Json& clean) {
-    EventRequest e{event, std::move(detail), Json::object(), [&](Json& s) -> Status {
+  Status record(std::string_view event, Json detail, const Json& clean) {
+    EventRequest e{std::string(event), std::move(detail), Json::object(), [&](Json& s) -> Status {
                      s["clean"] = clean;
                      return {};
                    }};
@@ -168,8 +166,12 @@ class Cleaner {
     (void)c;
     return {};
   }
-  Status go(const std::string& node, const std::string& event, Json detail, const Json& clean) {
-    GoRequest g{node, event, Json::object(), std::move(detail), [&](Json& s) -> Status {
+  // Moves the run from `from` by GRAPH.yaml's `route`.
+  Status go(const std::string& from, std::string_view route, std::string_view event, Json detail,
+            const Json& clean) {
+    DG_TRY(std::string node, walker_.next(from, route));
+    GoRequest g{node, std::string(event), Json::object(), std::move(detail),
+                [&](Json& s) -> Status {
                   s["clean"] = clean;
                   return {};
                 }};
@@ -559,16 +561,21 @@ Status Cleaner::walk() {
     DG_TRY(Json st, store_.read());
     const std::string node = json_str(st, "node");
     DG_TRY(Json clean, read_clean());
+    namespace route = lane::route;
+    namespace event = lane::event;
+    if (std::find(walker_.graph().terminal_states.begin(), walker_.graph().terminal_states.end(),
+                  node) != walker_.graph().terminal_states.end())
+      return {};
     if (node == "clean_discover") {
       DG_TRY(Json branches, discover());
       clean["strategy"] = ctx_.strategy.name;
       clean["strategy_source"] = ctx_.strategy.source;
       clean["branches"] = branches;
-      DG_CHECK(record("STRATEGY_RESOLVED",
+      DG_CHECK(record(event::kStrategyResolved,
                       Json{{"strategy", ctx_.strategy.name}, {"source", ctx_.strategy.source}},
                       clean));
-      DG_CHECK(
-          go("clean_classify", "CLEAN_DISCOVERED", Json{{"branches", branches.size()}}, clean));
+      DG_CHECK(go(node, route::kNext, event::kCleanDiscovered, Json{{"branches", branches.size()}},
+                  clean));
     } else if (node == "clean_classify") {
       std::map<std::string, int> counts;
       bool candidates = false;
@@ -578,20 +585,20 @@ Status Cleaner::walk() {
       }
       Json detail = Json::object();
       for (const auto& [k, v] : counts) detail[k] = v;
-      DG_CHECK(
-          go(candidates ? "clean_integrate" : "clean_cleanup", "CLEAN_CLASSIFIED", detail, clean));
+      DG_CHECK(go(node, candidates ? route::kIntegrationCandidates : route::kNoCandidates,
+                  event::kCleanClassified, detail, clean));
     } else if (node == "clean_integrate") {
       for (auto& b : clean["branches"]) {
         if (json_str(b, "outcome") != "planned") continue;
         say("integrating " + json_str(b, "branch") + " by " + json_str(b, "strategy"));
         DG_CHECK(integrate(b));
         std::string outcome = json_str(b, "outcome");
-        std::string event =
-            outcome == "integrated" ? "BRANCH_INTEGRATED"
-            : outcome == "conflict"
-                ? (json_str(b, "strategy") == "rebase" ? "REBASE_CONFLICT" : "MERGE_CONFLICT")
-                : "NOTE";
-        DG_CHECK(record(event,
+        std::string_view what = outcome == "integrated" ? event::kBranchIntegrated
+                                : outcome == "conflict"
+                                    ? (json_str(b, "strategy") == "rebase" ? event::kRebaseConflict
+                                                                           : event::kMergeConflict)
+                                    : event::kNote;
+        DG_CHECK(record(what,
                         Json{{"branch", json_str(b, "branch")},
                              {"strategy", json_str(b, "strategy")},
                              {"outcome", outcome},
@@ -606,7 +613,7 @@ Status Cleaner::walk() {
           b["reason"] = "";
         }
       }
-      DG_CHECK(go("clean_verify_integration", "NOTE", Json{{"integrated", true}}, clean));
+      DG_CHECK(go(node, route::kNext, event::kNote, Json{{"integrated", true}}, clean));
     } else if (node == "clean_verify_integration") {
       DG_CHECK(fetch());
       for (auto& b : clean["branches"]) {
@@ -614,13 +621,14 @@ Status Cleaner::walk() {
         if (outcome != "integrated" && outcome != "unverified") continue;
         DG_CHECK(verify(b));
         outcome = json_str(b, "outcome");
-        DG_CHECK(record(outcome == "verified" ? "INTEGRATION_VERIFIED" : "INTEGRATION_UNVERIFIED",
-                        Json{{"branch", json_str(b, "branch")},
-                             {"after", json_str(b, "after")},
-                             {"reason", json_str(b, "reason")}},
-                        clean));
+        DG_CHECK(record(
+            outcome == "verified" ? event::kIntegrationVerified : event::kIntegrationUnverified,
+            Json{{"branch", json_str(b, "branch")},
+                 {"after", json_str(b, "after")},
+                 {"reason", json_str(b, "reason")}},
+            clean));
       }
-      DG_CHECK(go("clean_cleanup", "NOTE", Json{{"verified", true}}, clean));
+      DG_CHECK(go(node, route::kNext, event::kNote, Json{{"verified", true}}, clean));
     } else if (node == "clean_cleanup") {
       DG_CHECK(fetch());
       long long deleted = 0;
@@ -629,14 +637,13 @@ Status Cleaner::walk() {
         deleted += b.value("deleted", false) ? 1 : 0;
       }
       DG_CHECK(cleanup_orphans(clean));
-      DG_CHECK(go("clean_report", "CLEAN_CLEANUP_DONE", Json{{"deleted", deleted}}, clean));
+      DG_CHECK(go(node, route::kNext, event::kCleanCleanupDone, Json{{"deleted", deleted}}, clean));
     } else if (node == "clean_report") {
       DG_CHECK(write_file_atomic(
           store_.run_dir() + "/clean-report.md",
           "# devgraph clean: " + ctx_.identity + "\n\n" + render_report(clean, false)));
-      DG_CHECK(go("complete", "CLEAN_REPORT_DONE", Json{{"report", "clean-report.md"}}, clean));
-    } else if (node == "complete") {
-      return {};
+      DG_CHECK(go(node, route::kNext, event::kCleanReportDone, Json{{"report", "clean-report.md"}},
+                  clean));
     } else {
       return fail(ErrorKind::internal, "a clean run at node '" + node + "' cannot go on");
     }
@@ -754,7 +761,7 @@ Expected<CleanReport> run_clean(const CleanRequest& req) {
 
   if (req.dry_run) {
     RunStore unused(ctx.develop_home + "/runs/dry-run", graph, schema);  // never written
-    Cleaner c(runner, ctx, unused, req);
+    Cleaner c(runner, ctx, unused, req, graph);
     DG_TRY(Json clean, c.plan());
     CleanReport rep;
     rep.report = render_report(clean, true);
@@ -794,7 +801,7 @@ Expected<CleanReport> run_clean(const CleanRequest& req) {
     }
   if (run_dir.empty() && req.confirm) {
     RunStore unused(ctx.develop_home + "/runs/plan", graph, schema);  // never written
-    Cleaner c(runner, ctx, unused, req);
+    Cleaner c(runner, ctx, unused, req, graph);
     DG_TRY(Json clean, c.plan());
     if (!req.confirm(render_report(clean, true))) {
       CleanReport rep;
@@ -828,7 +835,7 @@ Expected<CleanReport> run_clean(const CleanRequest& req) {
     line("resuming clean run " + run_dir);
   }
 
-  Cleaner cleaner(runner, ctx, store, req);
+  Cleaner cleaner(runner, ctx, store, req, graph);
   auto walked = cleaner.walk();
   // What any run leaves when it stops: its session record and its board
   // as one file (GRAPH.yaml observability.snapshot_on_terminal). Neither

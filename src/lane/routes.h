@@ -43,6 +43,8 @@ inline constexpr std::string_view kAmbiguous = "ambiguous";
 inline constexpr std::string_view kNewWork = "new_work";
 inline constexpr std::string_view kAllBundlesComplete = "all_bundles_complete";
 inline constexpr std::string_view kNoFindings = "no_findings";
+inline constexpr std::string_view kIntegrationCandidates = "integration_candidates";
+inline constexpr std::string_view kNoCandidates = "none_or_no_candidates";
 }  // namespace route
 
 inline constexpr RouteUse kRoutesTaken[] = {
@@ -99,6 +101,14 @@ inline constexpr RouteUse kRoutesTaken[] = {
     {"audit_merged", route::kFindings},
     {"audit_merged", route::kBlocked},
     {"audit_triage", route::kNext},
+    // The clean lane (src/clean/).
+    {"clean_discover", route::kNext},
+    {"clean_classify", route::kIntegrationCandidates},
+    {"clean_classify", route::kNoCandidates},
+    {"clean_integrate", route::kNext},
+    {"clean_verify_integration", route::kNext},
+    {"clean_cleanup", route::kNext},
+    {"clean_report", route::kNext},
 };
 
 // Event types the engine writes.
@@ -156,6 +166,17 @@ inline constexpr std::string_view kAuditMarkerAdvanced = "AUDIT_MARKER_ADVANCED"
 inline constexpr std::string_view kRemediationBundled = "REMEDIATION_BUNDLED";
 inline constexpr std::string_view kOrchestratorObservation = "ORCHESTRATOR_OBSERVATION";
 inline constexpr std::string_view kOrchestratorCorrection = "ORCHESTRATOR_CORRECTION";
+// The clean lane.
+inline constexpr std::string_view kCleanDiscovered = "CLEAN_DISCOVERED";
+inline constexpr std::string_view kStrategyResolved = "STRATEGY_RESOLVED";
+inline constexpr std::string_view kCleanClassified = "CLEAN_CLASSIFIED";
+inline constexpr std::string_view kBranchIntegrated = "BRANCH_INTEGRATED";
+inline constexpr std::string_view kRebaseConflict = "REBASE_CONFLICT";
+inline constexpr std::string_view kMergeConflict = "MERGE_CONFLICT";
+inline constexpr std::string_view kIntegrationVerified = "INTEGRATION_VERIFIED";
+inline constexpr std::string_view kIntegrationUnverified = "INTEGRATION_UNVERIFIED";
+inline constexpr std::string_view kCleanCleanupDone = "CLEAN_CLEANUP_DONE";
+inline constexpr std::string_view kCleanReportDone = "CLEAN_REPORT_DONE";
 }  // namespace event
 
 inline constexpr std::string_view kEventsWritten[] = {
@@ -209,6 +230,16 @@ inline constexpr std::string_view kEventsWritten[] = {
     event::kRemediationBundled,
     event::kOrchestratorObservation,
     event::kOrchestratorCorrection,
+    event::kCleanDiscovered,
+    event::kStrategyResolved,
+    event::kCleanClassified,
+    event::kBranchIntegrated,
+    event::kRebaseConflict,
+    event::kMergeConflict,
+    event::kIntegrationVerified,
+    event::kIntegrationUnverified,
+    event::kCleanCleanupDone,
+    event::kCleanReportDone,
 };
 
 // The event a node's own outcome records when its cursor moves on (done,
