@@ -835,6 +835,7 @@ Expected<CleanReport> run_clean(const CleanRequest& req) {
     line("resuming clean run " + run_dir);
   }
 
+  if (req.on_run_dir) req.on_run_dir(store.run_dir());
   Cleaner cleaner(runner, ctx, store, req, graph);
   auto walked = cleaner.walk();
   // What any run leaves when it stops: its session record and its board
@@ -843,9 +844,12 @@ Expected<CleanReport> run_clean(const CleanRequest& req) {
   auto leave_traces = [&] {
     auto rec = metrics::record(store.run_dir(), std::nullopt, std::nullopt);
     if (!rec) line("session metrics not recorded: " + rec.error().message);
-    if (std::string to = graph.observability.snapshot_path(store.run_dir()); !to.empty())
+    if (std::string to = graph.observability.snapshot_path(store.run_dir()); !to.empty()) {
       if (auto w = board::write_run_snapshot(store.run_dir(), to); !w)
         line("board snapshot not written: " + w.error().message);
+      else
+        line("board snapshot at " + to);
+    }
   };
   CleanReport rep;
   if (!walked) {

@@ -37,6 +37,7 @@
 // - dry_run classifies and prints the plan; it writes nothing.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -56,6 +57,10 @@ struct CleanRequest {
   // stops with nothing changed. Empty: no question.
   std::function<bool(const std::string& plan)> confirm;
   std::function<void(const std::string&)> on_line;  // progress, for stderr
+  // Told the run directory once it holds the run's state, before the lane
+  // walks (`--board` serves it from then on). Not called for a dry run or
+  // a declined plan.
+  std::function<void(const std::string& run_dir)> on_run_dir;
 };
 
 struct CleanReport {

@@ -18,10 +18,8 @@
 
 #include <algorithm>
 
-#include "board/browser.h"
+#include "board/live_board.h"
 #include "board/page.h"
-#include "board/run_feed.h"
-#include "board/server.h"
 #include "board/snapshot.h"
 #include "cli/verbs.h"
 #include "inbox/inbox.h"
@@ -157,39 +155,26 @@ int serve(const VerbArgs& args) {
       return report(p.usage_error("argument --port: not a port: '" + *port + "'"));
     opt.port = static_cast<int>(*n);
   }
-  opt.page = board::board_page();
   auto run = run_of(targets.empty() ? std::string(".") : targets[0]);
   if (!run) return report(run.error());
 
-  auto loop = ChildLoop::create();
-  if (!loop) return report(loop.error());
-  if (auto st = loop->watch_stop_signals(); !st) return report(st.error());
-  board::LoopHost host(*loop);
-  board::RunFeed feed(*run);
-  feed.refresh();
-  auto fd = feed.watch();
-  if (!fd) return report(fd.error());
-  auto server = board::BoardServer::open(host, feed, opt);
-  if (!server) return report(server.error());
-  board::BoardServer* s = server->get();
-  auto watched = host.watch(*fd, EPOLLIN, [&](std::uint32_t) {
-    feed.drain();
-    if (feed.refresh()) s->publish();
-  });
-  if (!watched) return report(watched.error());
-  out() << s->url() << std::endl;
-  err() << "devgraph board: serving " << *run << " at " << s->url() << " (Ctrl-C stops it)"
+  auto live = board::LiveBoard::open(*run, std::move(opt), std::nullopt);
+  if (!live) return report(live.error());
+  board::LiveBoard& b = **live;
+  if (auto st = b.loop().watch_stop_signals(); !st) return report(st.error());
+  out() << b.url() << std::endl;
+  err() << "devgraph board: serving " << *run << " at " << b.url() << " (Ctrl-C stops it)"
         << std::endl;
   if (a->flag("open"))
-    if (auto opened = board::open_in_browser(host, s->url()); !opened)
+    if (auto opened = b.open_browser(); !opened)
       err() << "devgraph board: " << opened.error().message << "; the board is still served"
             << std::endl;
-  while (auto e = loop->wait()) {
+  while (auto e = b.loop().wait()) {
     if (auto* stop = std::get_if<StopRequested>(&*e)) {
       err() << "devgraph board: stopped by " << stop_signal_name(stop->signal) << std::endl;
       return 0;
     }
-    host.dispatch(*e);
+    b.dispatch(*e);
   }
   return report(fail("the board's event loop ended"));
 }

@@ -3,11 +3,14 @@
 // line; exit codes: 0 the clean run finished (whatever it left for a
 // person, each with its reason), 3 usage, state or placement error
 // (nothing written), 1 anything else, 128+N stopped by signal N (the next
-// `devgraph clean` resumes it).
+// `devgraph clean` resumes it). A board port that cannot be had is exit 3,
+// refused before anything is done.
 #include <unistd.h>
 
 #include <iostream>
+#include <memory>
 
+#include "board/live_board.h"
 #include "clean/clean_run.h"
 #include "cli/verbs.h"
 #include "util/args.h"
@@ -46,8 +49,13 @@ int verb_clean(const VerbArgs& args) {
       .flag("new", "start a new clean run instead of resuming an unfinished one")
       .flag("no-live", "plain progress lines (the only kind clean prints)")
       .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)");
+  declare_board_flags(p);
   auto a = p.parse(args);
   if (!a) return usage_exit(a.error());
+  auto bound = bind_board(p, *a, a->flag("dry-run"));
+  if (!bound && bound.error().kind == ErrorKind::refused)
+    return stop_with(bound.error().message, kExitUsage);
+  if (!bound) return usage_exit(bound.error());
   clean::CleanRequest req;
   req.repo = a->get_or("repo", ".");
   req.strategy = a->get("strategy");
@@ -62,7 +70,31 @@ int verb_clean(const VerbArgs& args) {
       if (!std::getline(std::cin, answer)) return false;
       return answer == "y" || answer == "Y" || answer == "yes";
     };
+  // The board is served from the moment the run directory holds the run
+  // until the run stops, on a thread of its own: clean's git commands do
+  // not wait on a loop it could share.
+  std::unique_ptr<board::LiveBoard> live;
+  if (*bound)
+    req.on_run_dir = [&, open = a->flag("open")](const std::string& run_dir) {
+      auto b = board::LiveBoard::open(run_dir, board::ServeOptions{}, std::move(**bound));
+      if (!b) {
+        err() << "devgraph clean: the board is not served: " << b.error().message << std::endl;
+        return;
+      }
+      if (open)
+        if (auto opened = (*b)->open_browser(); !opened)
+          err() << "devgraph clean: " << opened.error().message << "; the board is still served"
+                << std::endl;
+      if (auto serving = (*b)->serve_in_background(); !serving) {
+        err() << "devgraph clean: the board is not served: " << serving.error().message
+              << std::endl;
+        return;
+      }
+      live = std::move(*b);
+      err() << "devgraph clean: board at " << live->url() << std::endl;
+    };
   auto rep = clean::run_clean(req);
+  live.reset();
   if (!rep) return stop_with(rep.error().message, rep.error().exit_code);
   out() << rep->report;
   out() << "RESULT_JSON: " << dump_py(rep->result) << std::endl;

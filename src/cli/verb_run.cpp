@@ -91,12 +91,6 @@ int verb_run(const VerbArgs& args) {
       .flag("new", "start a fresh run instead of resuming the last one")
       .flag("dry-run", "print the bundles that would be formed and started; write nothing")
       .flag("no-live", "plain log lines even on a terminal")
-      .optional_value("board",
-                      "serve the run's live board while it runs, on PORT (default: 0, one the "
-                      "system picks); its URL is printed on stderr",
-                      "PORT")
-      .option("bind", "with --board: the IPv4 address to listen on (default: 127.0.0.1)")
-      .flag("open", "with --board: open the board in the browser ($BROWSER, else xdg-open)")
       .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
       .option("agent", "agent backend: " + agents::backend_choices())
       .option("claude-bin", "the agent CLI binary (tests pass a fake)")
@@ -106,6 +100,7 @@ int verb_run(const VerbArgs& args) {
       .option("persona-timeout-seconds", "wall-clock limit of one persona run")
       .option("sim-scenario", "scenario file for --agent sim (one for every bundle)")
       .option("agent-command", "argv template for --agent command");
+  declare_board_flags(p);
   auto a = p.parse(args);
   if (!a) return usage_exit(a.error());
 
@@ -177,23 +172,13 @@ int verb_run(const VerbArgs& args) {
 
   // The board's port is bound before anything else is done, so a port in
   // use stops the run before it starts.
+  auto bound = bind_board(p, *a, req.dry_run);
+  if (!bound && bound.error().kind == ErrorKind::refused)
+    return stop_with(bound.error().message, kExitUsage);
+  if (!bound) return usage_exit(bound.error());
   board::Listener board;
-  const bool with_board = a->flag("board");
-  if (!with_board && (a->get("bind") || a->flag("open")))
-    return usage(p, std::string(a->get("bind") ? "--bind" : "--open") + " needs --board");
-  if (with_board) {
-    if (req.dry_run) return usage(p, "--board and --dry-run exclude each other");
-    int port = 0;
-    if (auto v = a->get("board")) {
-      auto n = parse_int(*v);
-      if (!n || *n < 0 || *n > 65535) return usage(p, "argument --board: not a port: '" + *v + "'");
-      port = static_cast<int>(*n);
-    }
-    auto bound = board::Listener::open(a->get_or("bind", "127.0.0.1"), port);
-    if (!bound && bound.error().kind == ErrorKind::usage)
-      return usage(p, "argument " + bound.error().message);
-    if (!bound) return stop_with(bound.error().message, kExitUsage);
-    board = std::move(*bound);
+  if (*bound) {
+    board = std::move(**bound);
     req.board = &board;
     req.open_board = a->flag("open");
   }

@@ -66,6 +66,37 @@ int report_error(const std::string& verb, const Error& error) {
   return error.exit_code;
 }
 
+void declare_board_flags(ArgParser& p) {
+  p.optional_value("board",
+                   "serve the run's live board while it runs, on PORT (default: 0, one the "
+                   "system picks); its URL is printed on stderr",
+                   "PORT")
+      .option("bind", "with --board: the IPv4 address to listen on (default: 127.0.0.1)")
+      .flag("open", "with --board: open the board in the browser ($BROWSER, else xdg-open)");
+}
+
+Expected<std::optional<board::Listener>> bind_board(const ArgParser& p, const ParsedArgs& a,
+                                                    bool dry_run) {
+  if (!a.flag("board")) {
+    if (a.get("bind") || a.flag("open"))
+      return p.usage_error(std::string(a.get("bind") ? "--bind" : "--open") + " needs --board");
+    return std::optional<board::Listener>();
+  }
+  if (dry_run) return p.usage_error("--board and --dry-run exclude each other");
+  int port = 0;
+  if (auto v = a.get("board")) {
+    auto n = parse_int(*v);
+    if (!n || *n < 0 || *n > 65535)
+      return p.usage_error("argument --board: not a port: '" + *v + "'");
+    port = static_cast<int>(*n);
+  }
+  auto bound = board::Listener::open(a.get_or("bind", "127.0.0.1"), port);
+  if (!bound && bound.error().kind == ErrorKind::usage)
+    return p.usage_error("argument " + bound.error().message);
+  if (!bound) return bound.error();
+  return std::optional<board::Listener>(std::move(*bound));
+}
+
 Expected<std::vector<std::string>> agent_command_template(const std::optional<std::string>& flag,
                                                           const std::string& agent) {
   if (!flag) return std::vector<std::string>{};

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "board/server.h"
+#include "util/args.h"
 #include "util/expected.h"
 
 namespace devgraph {
@@ -40,6 +42,16 @@ int run_main(int argc, char** argv);
 // flag's one-line message.
 Expected<std::vector<std::string>> agent_command_template(const std::optional<std::string>& flag,
                                                           const std::string& agent);
+
+// `--board [PORT]`, `--bind ADDR` and `--open` of the verbs that serve
+// their run's live board while it runs (run, clean), declared on `p`.
+void declare_board_flags(ArgParser& p);
+// The board's socket, bound now, before the verb does anything else, so a
+// port in use stops it first; nullopt without --board. A usage error (a
+// port that is none, --bind or --open without --board, --board with a dry
+// run) comes from `p`; a port that cannot be had is ErrorKind::refused.
+Expected<std::optional<board::Listener>> bind_board(const ArgParser& p, const ParsedArgs& a,
+                                                    bool dry_run);
 
 // One function per verb, defined in src/cli/verb_<name>.cpp.
 int verb_checkpoint(const VerbArgs& args);

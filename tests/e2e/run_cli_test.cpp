@@ -27,6 +27,7 @@
 
 #include "support/kill_harness.h"
 #include "support/run_scenario.h"
+#include "support/stderr_process.h"
 #include "support/test_util.h"
 #include "util/fs.h"
 #include "util/json.h"
@@ -39,126 +40,6 @@ using test::file;
 using test::kRunTests;
 using test::lines_of;
 using test::result_of;
-
-// A `devgraph run` started in the background, in a process group of its
-// own, stdout to a file and stderr to a pipe the test reads line by line.
-// The destructor ends the group if the test left it running.
-class Background {
- public:
-  Background(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-             const std::string& cwd, const std::string& out_path) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::setpgid(0, 0);
-      // Stop signals at their defaults, whatever the shell that ran the
-      // tests left (a background job starts with SIGINT ignored).
-      for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_DFL);
-      sigset_t none;
-      sigemptyset(&none);
-      ::sigprocmask(SIG_SETMASK, &none, nullptr);
-      int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (out < 0 || ::dup2(out, 1) < 0 || ::dup2(fds[1], 2) < 0 || ::chdir(cwd.c_str()) != 0)
-        ::_exit(127);
-      for (const auto& [k, v] : env)
-        v.empty() ? ::unsetenv(k.c_str()) : ::setenv(k.c_str(), v.c_str(), 1);
-      std::vector<std::string> argv = {DEVGRAPH_BIN};
-      argv.insert(argv.end(), args.begin(), args.end());
-      std::vector<char*> c;
-      for (auto& a : argv) c.push_back(a.data());
-      c.push_back(nullptr);
-      ::execv(c[0], c.data());
-      ::_exit(127);
-    }
-    ::close(fds[1]);
-    err_fd_ = fds[0];
-    if (pid_ > 0) ::setpgid(pid_, pid_);
-  }
-  ~Background() {
-    if (err_fd_ >= 0) ::close(err_fd_);
-    if (pid_ > 0 && !reaped_) {
-      ::kill(-pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  Background(const Background&) = delete;
-  Background& operator=(const Background&) = delete;
-
-  pid_t pid() const { return pid_; }
-  const std::string& err() const { return err_; }
-
-  // Reads stderr until it holds `text` (true) or ends (false); the
-  // deadline is a failure condition, never a wait.
-  bool wait_for(const std::string& text, std::chrono::seconds limit) {
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    while (err_.find(text) == std::string::npos)
-      if (!read_some(deadline)) return false;
-    return true;
-  }
-
-  // Reads stderr to its end, then reaps the process: its wait status.
-  int wait(std::chrono::seconds limit) {
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    while (read_some(deadline)) {
-    }
-    int st = 0;
-    if (::waitpid(pid_, &st, 0) == pid_) reaped_ = true;
-    return st;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int err_fd_ = -1;
-  bool reaped_ = false;
-  std::string err_;
-
-  // One read of stderr; false at its end or past the deadline.
-  bool read_some(std::chrono::steady_clock::time_point deadline) {
-    while (true) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return false;
-      pollfd p = {err_fd_, POLLIN, 0};
-      int n = ::poll(&p, 1, static_cast<int>(left.count()) + 1);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      char buf[4096];
-      ssize_t got = ::read(err_fd_, buf, sizeof buf);
-      if (got <= 0) return false;
-      err_.append(buf, static_cast<size_t>(got));
-      return true;
-    }
-  }
-};
-
-// One HTTP GET of 127.0.0.1:port, read to the end; empty when nothing
-// answers within `limit` (a failure condition, never a wait).
-std::string http_get(int port, const std::string& path, std::chrono::seconds limit) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<std::uint16_t>(port));
-  ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-  std::string got;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
-    std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-    ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    while (true) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      pollfd p = {fd, POLLIN, 0};
-      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
-      char buf[65536];
-      ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n <= 0) break;
-      got.append(buf, static_cast<size_t>(n));
-    }
-  }
-  ::close(fd);
-  return got;
-}
 
 class RunCli : public ::testing::Test {
  protected:
@@ -770,7 +651,7 @@ TEST_F(RunCli, ARejectedParkedBundleIsClosedAndTheNextRunCompletesWithoutIt) {
 TEST_F(RunCli, ASecondOrchestratorIsRefusedWhileTheFirstHoldsTheRepository) {
   std::vector<std::string> args = {"run",    "--agent", "sim", "--sim-scenario",
                                    scenario, "--watch", "600"};
-  Background first(args, env(), repo, scratch / "first.out");
+  test::StderrProcess first(args, env(), repo, scratch / "first.out");
   ASSERT_GT(first.pid(), 0);
   ASSERT_TRUE(first.wait_for("looking again in 600 s", std::chrono::seconds(120))) << first.err();
   std::string lock = develop_home() + "/orchestrator.lock";
@@ -904,19 +785,16 @@ TEST_F(RunCli, TheBoardServesTheLiveRunAndTheStoppedRunLeavesItsSnapshot) {
   ASSERT_EQ(::chmod(browser.c_str(), 0755), 0);
   auto e = env();
   e["BROWSER"] = browser;
-  Background bg(args, e, repo, scratch / "run.out");
+  test::StderrProcess bg(args, e, repo, scratch / "run.out");
   ASSERT_GT(bg.pid(), 0);
   ASSERT_TRUE(bg.wait_for("looking again in 600 s", std::chrono::seconds(120))) << bg.err();
-  const std::string prefix = "devgraph run: board at http://127.0.0.1:";
-  auto at = bg.err().find(prefix);
-  ASSERT_NE(at, std::string::npos) << bg.err();
-  int port = std::stoi(bg.err().substr(at + prefix.size()));
-  ASSERT_GT(port, 0);
+  int port = test::port_after(bg.err(), "devgraph run: board at ");
+  ASSERT_GT(port, 0) << bg.err();
 
-  std::string page = http_get(port, "/", std::chrono::seconds(20));
+  std::string page = test::http_get(port, "/", std::chrono::seconds(20));
   EXPECT_EQ(page.rfind("HTTP/1.1 200", 0), 0u) << page.substr(0, 200);
   EXPECT_NE(page.find("board-data"), std::string::npos);
-  std::string resp = http_get(port, "/data.json", std::chrono::seconds(20));
+  std::string resp = test::http_get(port, "/data.json", std::chrono::seconds(20));
   ASSERT_EQ(resp.rfind("HTTP/1.1 200", 0), 0u) << resp.substr(0, 200);
   auto data = parse_json(resp.substr(resp.find("\r\n\r\n") + 4), "data");
   ASSERT_TRUE(data) << resp.substr(0, 400);
@@ -954,7 +832,7 @@ TEST_F(RunCli, TheBoardServesTheLiveRunAndTheStoppedRunLeavesItsSnapshot) {
   EXPECT_NE(snap.find("\"status\": \"handoff\""), std::string::npos);
   EXPECT_NE(snap.find("\"snapshot\": true"), std::string::npos);
   // The port is given back: nothing answers there any more.
-  EXPECT_EQ(http_get(port, "/", std::chrono::seconds(5)), "");
+  EXPECT_EQ(test::http_get(port, "/", std::chrono::seconds(5)), "");
   expect_replays_cleanly(dir);
 }
 
