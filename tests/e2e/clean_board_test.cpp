@@ -101,48 +101,6 @@ class CleanBoard : public ::testing::Test {
   std::string release = scratch / "release";
 };
 
-// A connection to the board's /events, read as the run writes.
-class EventStream {
- public:
-  explicit EventStream(int port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(static_cast<std::uint16_t>(port));
-    ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return;
-    std::string req = "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-    connected_ =
-        ::send(fd_, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size());
-  }
-  ~EventStream() { ::close(fd_); }
-  EventStream(const EventStream&) = delete;
-  EventStream& operator=(const EventStream&) = delete;
-
-  bool connected() const { return connected_; }
-  const std::string& text() const { return text_; }
-  // Reads until the stream holds `part` (true), ends or `limit` passes.
-  bool read_until(const std::string& part, std::chrono::seconds limit) {
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    while (text_.find(part) == std::string::npos) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      pollfd p = {fd_, POLLIN, 0};
-      if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count()) + 1) <= 0) return false;
-      char buf[8192];
-      ssize_t n = ::read(fd_, buf, sizeof buf);
-      if (n <= 0) return false;
-      text_.append(buf, static_cast<size_t>(n));
-    }
-    return true;
-  }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-  std::string text_;
-};
-
 Json body_of(const std::string& response) {
   auto at = response.find("\r\n\r\n");
   if (at == std::string::npos) return Json();
@@ -191,7 +149,7 @@ TEST_F(CleanBoard, ServesTheLiveCleanRunWhileGitWaitsAndLeavesItsSnapshot) {
   EXPECT_NE(branches().find("refs/heads/feature/done"), std::string::npos);
 
   // What the run writes once git goes on reaches an open page.
-  EventStream stream(port);
+  test::EventStream stream(port);
   ASSERT_TRUE(stream.connected());
   ASSERT_TRUE(stream.read_until("\r\n\r\n", std::chrono::seconds(20))) << stream.text();
   let_go();

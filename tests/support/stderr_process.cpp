@@ -114,6 +114,37 @@ std::string http_get(int port, const std::string& path, std::chrono::seconds lim
   return got;
 }
 
+EventStream::EventStream(int port) {
+  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<std::uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  if (::connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return;
+  std::string req = "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  connected_ =
+      ::send(fd_, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size());
+}
+
+EventStream::~EventStream() {
+  ::close(fd_);
+}
+
+bool EventStream::read_until(const std::string& part, std::chrono::seconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (text_.find(part) == std::string::npos) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p = {fd_, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count()) + 1) <= 0) return false;
+    char buf[8192];
+    ssize_t n = ::read(fd_, buf, sizeof buf);
+    if (n <= 0) return false;
+    text_.append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
 int port_after(const std::string& text, const std::string& prefix) {
   const std::string at = prefix + "http://127.0.0.1:";
   auto i = text.find(at);

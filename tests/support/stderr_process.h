@@ -48,6 +48,26 @@ class StderrProcess {
 // answers within `limit` (a failure condition, never a wait).
 std::string http_get(int port, const std::string& path, std::chrono::seconds limit);
 
+// A connection to a board's /events on 127.0.0.1:port, read as the run
+// writes; text() is everything read, headers included.
+class EventStream {
+ public:
+  explicit EventStream(int port);
+  ~EventStream();
+  EventStream(const EventStream&) = delete;
+  EventStream& operator=(const EventStream&) = delete;
+
+  bool connected() const { return connected_; }
+  const std::string& text() const { return text_; }
+  // Reads until the stream holds `part` (true), ends or `limit` passes.
+  bool read_until(const std::string& part, std::chrono::seconds limit);
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+  std::string text_;
+};
+
 // The port in "<prefix>http://127.0.0.1:PORT/..." in `text`; 0 if absent.
 int port_after(const std::string& text, const std::string& prefix);
 
