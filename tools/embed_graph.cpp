@@ -147,6 +147,19 @@ class Tables {
     const auto& [strategies, default_strategy] = c;
     return record<CleanupRules>(strategies, default_strategy);
   }
+  std::string view(const DiscussPerspective& p) {
+    const auto& [name, role, focus, backend, reports, reads_context] = p;
+    return record<DiscussPerspective>(name, role, focus, backend, reports, reads_context);
+  }
+  std::string view(const DiscussRound& d) {
+    const auto& [name, after, before, perspectives, revisions] = d;
+    return record<DiscussRound>(name, after, before, perspectives, revisions);
+  }
+  std::string view(const DiscussRules& d) {
+    const auto& [persona, answer_schema, fallback, perspectives, rounds_enabled, rounds] = d;
+    return record<DiscussRules>(persona, answer_schema, fallback, perspectives, rounds_enabled,
+                                rounds);
+  }
   std::string view(const GraphDefaults& d) {
     const auto& [max_retries, max_repair_cycles] = d;
     return record<GraphDefaults>(max_retries, max_repair_cycles);
@@ -218,6 +231,11 @@ class Tables {
   static const char* row_name(std::type_identity<Reactions>) { return "Reactions"; }
   static const char* row_name(std::type_identity<Observability>) { return "Observability"; }
   static const char* row_name(std::type_identity<CleanupRules>) { return "CleanupRules"; }
+  static const char* row_name(std::type_identity<DiscussPerspective>) {
+    return "DiscussPerspective";
+  }
+  static const char* row_name(std::type_identity<DiscussRound>) { return "DiscussRound"; }
+  static const char* row_name(std::type_identity<DiscussRules>) { return "DiscussRules"; }
 
   // The expression that turns a view expression into the model type T.
   template <class T>
@@ -353,6 +371,7 @@ void write_graph(std::ostream& out, const Graph& g) {
   body += tables.assign("reactions", g.reactions);
   body += tables.assign("observability", g.observability);
   body += tables.assign("cleanup", g.cleanup);
+  body += tables.assign("discuss", g.discuss);
   body += tables.assign("budgets", g.budgets);
   body += tables.assign("headless", g.headless);
   body += tables.assign("capacity", g.capacity);

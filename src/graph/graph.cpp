@@ -81,6 +81,73 @@ const Json& at(const Json& obj, const char* key) {
   return it == obj.end() ? null_json : *it;
 }
 
+// GRAPH.yaml `discuss`: absent is no critique at all; present, every
+// perspective is named once and says whom it speaks as and which backend
+// runs it, and every round names perspectives there are.
+Status read_discuss(const Reader& r, const Json& d, DiscussRules& out) {
+  if (d.is_null()) return {};
+  if (!d.is_object()) return r.bad("discuss", "a mapping");
+  DG_TRY(out.persona, r.str(at(d, "persona"), "discuss.persona", true));
+  DG_TRY(out.answer_schema, r.str(at(d, "answer_schema"), "discuss.answer_schema", true));
+  DG_TRY(out.fallback_backends, r.strings(at(d, "fallback_backends"), "discuss.fallback_backends"));
+  const Json& ps = at(d, "perspectives");
+  if (!ps.is_array() || ps.empty()) return r.bad("discuss.perspectives", "a list of perspectives");
+  std::set<std::string> names;
+  for (size_t i = 0; i < ps.size(); ++i) {
+    const Json& p = ps[i];
+    std::string field = "discuss.perspectives[" + std::to_string(i) + "]";
+    if (!p.is_object()) return r.bad(field, "a mapping");
+    DiscussPerspective v;
+    DG_TRY(v.name, r.str(at(p, "name"), field + ".name", true));
+    if (v.name.empty() || !names.insert(v.name).second)
+      return r.bad(field + ".name", "a name no other perspective has");
+    field = "discuss.perspectives." + v.name;
+    DG_TRY(v.role, r.str(at(p, "role"), field + ".role", true));
+    DG_TRY(v.focus, r.strings(at(p, "focus"), field + ".focus"));
+    DG_TRY(v.backend, r.str(at(p, "backend"), field + ".backend", true));
+    if (v.role.empty() || v.backend.empty()) return r.bad(field, "given a role and a backend");
+    DG_TRY(v.reports, r.strings(at(p, "reports"), field + ".reports"));
+    for (const auto& k : v.reports)
+      if (k != "risk_level" && k != "missing_requirements")
+        return r.bad(field + ".reports", "risk_level or missing_requirements, not " + k);
+    const Json& reads = at(p, "reads_context");
+    if (!reads.is_null() && !reads.is_boolean())
+      return r.bad(field + ".reads_context", "true or false");
+    v.reads_context = reads.is_boolean() && reads.get<bool>();
+    out.perspectives.push_back(std::move(v));
+  }
+  const Json& enabled = at(d, "rounds_enabled");
+  if (!enabled.is_null() && !enabled.is_boolean())
+    return r.bad("discuss.rounds_enabled", "true or false");
+  out.rounds_enabled = enabled.is_boolean() && enabled.get<bool>();
+  const Json& rounds = at(d, "rounds");
+  if (!rounds.is_null() && !rounds.is_array()) return r.bad("discuss.rounds", "a list of rounds");
+  std::set<std::string> round_names;
+  for (size_t i = 0; rounds.is_array() && i < rounds.size(); ++i) {
+    const Json& j = rounds[i];
+    std::string field = "discuss.rounds[" + std::to_string(i) + "]";
+    if (!j.is_object()) return r.bad(field, "a mapping");
+    DiscussRound round;
+    DG_TRY(round.name, r.str(at(j, "name"), field + ".name", true));
+    if (round.name.empty() || !round_names.insert(round.name).second)
+      return r.bad(field + ".name", "a name no other round has");
+    field = "discuss.rounds." + round.name;
+    DG_TRY(round.after, r.str(at(j, "after"), field + ".after", false));
+    DG_TRY(round.before, r.str(at(j, "before"), field + ".before", false));
+    if (round.after.empty() == round.before.empty())
+      return r.bad(field, "given one of after and before");
+    DG_TRY(round.perspectives, r.strings(at(j, "perspectives"), field + ".perspectives"));
+    if (round.perspectives.empty()) return r.bad(field + ".perspectives", "a list of perspectives");
+    for (const auto& n : round.perspectives)
+      if (!names.count(n))
+        return r.bad(field + ".perspectives", "perspectives there are, not " + n);
+    DG_TRY(round.revisions, r.integer(at(j, "revisions"), field + ".revisions", 0));
+    if (round.revisions < 0) return r.bad(field + ".revisions", "0 or more");
+    out.rounds.push_back(std::move(round));
+  }
+  return {};
+}
+
 const std::set<std::string>& node_types() {
   static const std::set<std::string> types = {
       "deterministic", "agent",    "agent_parallel",     "hybrid",
@@ -274,6 +341,8 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
   DG_TRY(g.cleanup.default_strategy,
          r.str(at(cleanup, "default_strategy"), "cleanup.default_strategy", false));
 
+  DG_CHECK(read_discuss(r, at(doc, "discuss"), g.discuss));
+
   const Json& per_bundle = at(at(doc, "budgets"), "per_bundle");
   {
     BundleBudget& b = g.budgets.per_bundle;
@@ -394,7 +463,19 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
   }
 
   g.index();
+  if (!g.discuss.persona.empty() && !g.has_persona(g.discuss.persona))
+    return r.bad("discuss.persona", "one of personas, not " + g.discuss.persona);
+  for (const auto& round : g.discuss.rounds)
+    for (const std::string* n : {&round.after, &round.before})
+      if (!n->empty() && !g.node(*n))
+        return r.bad("discuss.rounds." + round.name, "placed at a node there is, not " + *n);
   return g;
+}
+
+const DiscussPerspective* DiscussRules::perspective(const std::string& name) const {
+  for (const auto& p : perspectives)
+    if (p.name == name) return &p;
+  return nullptr;
 }
 
 namespace {

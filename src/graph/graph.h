@@ -165,6 +165,47 @@ struct CleanupRules {
   bool operator==(const CleanupRules&) const = default;
 };
 
+// The multi-perspective critique (GRAPH.yaml `discuss`; src/discuss/).
+// A perspective: who it speaks as, what it looks at, the backend that runs
+// it, what its answer reports beyond the common fields (risk_level,
+// missing_requirements), and whether it reads the requirements given as
+// context.
+struct DiscussPerspective {
+  std::string name;
+  std::string role;
+  std::vector<std::string> focus;
+  std::string backend;
+  std::vector<std::string> reports;
+  bool reads_context = false;
+
+  bool operator==(const DiscussPerspective&) const = default;
+};
+
+// A critique round as a gate of the bundle lane: after one node or before
+// another, by these perspectives; a HIGH verdict sends the work back at most
+// `revisions` times before a person decides.
+struct DiscussRound {
+  std::string name;
+  std::string after;
+  std::string before;
+  std::vector<std::string> perspectives;
+  int revisions = 0;
+
+  bool operator==(const DiscussRound&) const = default;
+};
+
+struct DiscussRules {
+  std::string persona;
+  std::string answer_schema;  // relative to the skill directory
+  std::vector<std::string> fallback_backends;
+  std::vector<DiscussPerspective> perspectives;  // in file order
+  bool rounds_enabled = false;
+  std::vector<DiscussRound> rounds;
+
+  const DiscussPerspective* perspective(const std::string& name) const;
+  bool operator==(const DiscussRules&) const = default;
+};
+
 struct GraphDefaults {
   int max_retries = 2;
   int max_repair_cycles = 3;
@@ -204,6 +245,7 @@ class Graph {
   Reactions reactions;
   Observability observability;
   CleanupRules cleanup;
+  DiscussRules discuss;
   HeadlessSettings headless;
   CapacityModel capacity;
   std::vector<std::string> personas;

@@ -108,6 +108,69 @@ TEST(Graph, ReactionsAreReportByDefaultAndRepairIsBounded) {
   }
 }
 
+TEST(Graph, TheCritiqueNamesItsPerspectivesAndPutsItsRoundsAtNodesThereAre) {
+  Graph g = shipped_graph();
+  ASSERT_EQ(g.discuss.perspectives.size(), 5u);
+  EXPECT_EQ(g.discuss.persona, "critic");
+  EXPECT_TRUE(g.has_persona("critic"));
+  const DiscussPerspective* coverage = g.discuss.perspective("coverage");
+  ASSERT_NE(coverage, nullptr);
+  EXPECT_TRUE(coverage->reads_context);
+  EXPECT_EQ(coverage->reports, std::vector<std::string>{"missing_requirements"});
+  EXPECT_EQ(g.discuss.perspective("risk")->reports, std::vector<std::string>{"risk_level"});
+  EXPECT_EQ(g.discuss.perspective("nobody"), nullptr);
+  EXPECT_FALSE(g.discuss.rounds_enabled);
+  ASSERT_EQ(g.discuss.rounds.size(), 2u);
+  EXPECT_EQ(g.discuss.rounds[0].after, "plan_bundle");
+  EXPECT_EQ(g.discuss.rounds[0].revisions, 1);
+  EXPECT_EQ(g.discuss.rounds[1].before, "create_pr");
+  EXPECT_EQ(g.discuss.rounds[1].revisions, 0);
+  auto bare = Graph::parse("version: 4\nentrypoint: scan\nlanes: {}\nnodes: {}\n", "G.yaml");
+  ASSERT_TRUE(bare) << bare.error().message;
+  EXPECT_TRUE(bare->discuss == DiscussRules{});
+
+  const std::string head =
+      "version: 4\nentrypoint: scan\npersonas: [critic]\nlanes: {}\nnodes: {plan: {}}\n";
+  const std::string one = "{name: a, role: R, backend: claude}";
+  auto with = [&](const std::string& discuss) {
+    return Graph::parse(head + "discuss: " + discuss + "\n", "G.yaml");
+  };
+  auto ok = with("{persona: critic, answer_schema: s.json, perspectives: [" + one +
+                 "], rounds: [{name: r, after: plan, perspectives: [a]}]}");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->discuss.rounds[0].revisions, 0);
+  const std::pair<std::string, const char*> bad[] = {
+      {"[]", "discuss must be a mapping"},
+      {"{persona: critic, answer_schema: s.json}", "discuss.perspectives must be a list"},
+      {"{persona: critic, answer_schema: s.json, perspectives: [" + one + ", " + one + "]}",
+       "discuss.perspectives[1].name must be a name no other perspective has"},
+      {"{persona: critic, answer_schema: s.json, perspectives: [{name: a, role: R}]}",
+       "discuss.perspectives.a.backend must be a string"},
+      {"{persona: critic, answer_schema: s.json, perspectives: [{name: a, role: R, backend: x, "
+       "reports: [mood]}]}",
+       "discuss.perspectives.a.reports must be risk_level or missing_requirements, not mood"},
+      {"{persona: nobody, answer_schema: s.json, perspectives: [" + one + "]}",
+       "discuss.persona must be one of personas, not nobody"},
+      {"{persona: critic, answer_schema: s.json, perspectives: [" + one +
+           "], rounds: [{name: r, after: plan, perspectives: [b]}]}",
+       "discuss.rounds.r.perspectives must be perspectives there are, not b"},
+      {"{persona: critic, answer_schema: s.json, perspectives: [" + one +
+           "], rounds: [{name: r, after: nowhere, perspectives: [a]}]}",
+       "discuss.rounds.r must be placed at a node there is, not nowhere"},
+      {"{persona: critic, answer_schema: s.json, perspectives: [" + one +
+           "], rounds: [{name: r, after: plan, before: plan, perspectives: [a]}]}",
+       "discuss.rounds.r must be given one of after and before"},
+      {"{persona: critic, answer_schema: s.json, perspectives: [" + one +
+           "], rounds: [{name: r, after: plan, perspectives: [a], revisions: -1}]}",
+       "discuss.rounds.r.revisions must be 0 or more"},
+  };
+  for (const auto& [yaml, want] : bad) {
+    auto r = with(yaml);
+    ASSERT_FALSE(r) << yaml;
+    EXPECT_NE(r.error().message.find(want), std::string::npos) << r.error().message;
+  }
+}
+
 TEST(Graph, ThePerBundleBudgetIsReadAndNullIsNoLimit) {
   Graph g = shipped_graph();
   EXPECT_EQ(g.budgets.per_bundle.persona_runs, 60);

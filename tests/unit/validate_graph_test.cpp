@@ -72,6 +72,9 @@ TEST(ShippedGraph, SameDataAsTheReferenceExceptDevgraphsOwnKeys) {
   // And what monitoring does about failing checks and reviews (the
   // reference only reported them).
   erase_path(ours, "reactions");
+  // And the multi-perspective critique, a workflow beside the reference's
+  // develop skill.
+  erase_path(ours, "discuss");
   // And the evidence devgraph takes itself (the reference's model was told
   // to check it).
   erase_path(ours, "nodes.write_tdd.evidence");
