@@ -70,5 +70,6 @@ int verb_inbox(const VerbArgs& args);
 int verb_board(const VerbArgs& args);
 int verb_answer(const VerbArgs& args);
 int verb_metrics(const VerbArgs& args);
+int verb_critique(const VerbArgs& args);
 
 }  // namespace devgraph

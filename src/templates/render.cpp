@@ -55,8 +55,10 @@ constexpr std::array kTechLead{"bundle_id"sv,
                                "generation"sv};
 constexpr std::array kMergeAudit{"pr_number"sv, "pr_title"sv, "diff_range"sv, "default_branch"sv,
                                  "merged_at"sv};
+constexpr std::array kCritique{"round"sv,    "perspective"sv,  "role"sv,   "focus"sv,
+                               "artifact"sv, "context_line"sv, "reports"sv};
 
-const std::array<TemplateSpec, 12> kSpecs{{
+const std::array<TemplateSpec, 13> kSpecs{{
     {"persona-prompt", "the first message of every persona launch", kPersonaPrompt},
     {"result-reminder", "asks a resumed persona for its missing RESULT_JSON line", kResultReminder},
     {"task-brief", "the brief written for each task when the plan is accepted", kTaskBrief},
@@ -69,6 +71,7 @@ const std::array<TemplateSpec, 12> kSpecs{{
     {"bundle-repair-dispatch", "developer: repair bundle-level findings", kRepair},
     {"tech-lead-dispatch", "the model-driven tech lead (headless disabled)", kTechLead},
     {"merge-audit-dispatch", "merge-auditor: one merged pull request", kMergeAudit},
+    {"critique-dispatch", "critic: one perspective on one artifact", kCritique},
 }};
 
 bool name_start(char c) {

@@ -406,4 +406,11 @@ Status remove_tree(const std::string& path) {
   return {};
 }
 
+Expected<std::string> make_temp_directory(const std::string& prefix) {
+  std::string pattern = prefix + "XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr)
+    return fail("cannot make a directory " + pattern + ": " + std::strerror(errno));
+  return pattern;
+}
+
 }  // namespace devgraph
