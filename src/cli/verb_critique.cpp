@@ -65,7 +65,6 @@ int verb_critique(const VerbArgs& args) {
       .option("model", "pin every attempt to this model")
       .option("sim-scenario", "scenario file for the sim backend")
       .option("agent-command", "argv template for the command backend")
-      .option("api-backoff-seconds", "the wait before a failing CLI is tried once more")
       .option("persona-timeout-seconds", "wall-clock limit of one attempt");
   auto a = p.parse(args);
   if (!a) return usage_exit(a.error());
@@ -83,13 +82,6 @@ int verb_critique(const VerbArgs& args) {
     auto tmpl = agent_command_template(a->get("agent-command"), "command");
     if (!tmpl) return usage_exit(p.usage_error(tmpl.error().message));
     req.agent_command = std::move(*tmpl);
-  }
-  if (auto b = a->get("api-backoff-seconds")) {
-    auto v = parse_seconds(*b);
-    if (!v || *v < 0)
-      return usage_exit(
-          p.usage_error("argument --api-backoff-seconds: invalid float value: '" + *b + "'"));
-    req.backoff_base = std::chrono::milliseconds(static_cast<long long>(*v * 1000.0));
   }
   if (auto t = a->get("persona-timeout-seconds")) {
     auto v = parse_seconds(*t);

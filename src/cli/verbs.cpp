@@ -35,6 +35,8 @@ constexpr Verb kVerbs[] = {
      verb_audit_merge},
     {"inbox", "list what waits for a person in this repository's runs", verb_inbox},
     {"answer", "answer what a bundle or task waits for, so its run can go on", verb_answer},
+    {"discuss", "several perspectives critique one artifact at once; code decides consensus",
+     verb_discuss},
     {"critique", "one perspective's critique of one artifact, on its backend or a fallback",
      verb_critique},
     {"board", "serve a run's live board in a browser, each event pushed as it happens", verb_board},

@@ -71,5 +71,6 @@ int verb_board(const VerbArgs& args);
 int verb_answer(const VerbArgs& args);
 int verb_metrics(const VerbArgs& args);
 int verb_critique(const VerbArgs& args);
+int verb_discuss(const VerbArgs& args);
 
 }  // namespace devgraph

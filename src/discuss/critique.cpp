@@ -149,7 +149,9 @@ Expected<CritiqueAnswer> critique(const CritiqueRequest& req) {
   CritiqueAnswer answer;
   answer.perspective = p->name;
   answer.role = p->role;
-  const std::string key = "discuss-" + req.round + "-" + p->name;
+  // The log's and the simulated agent's "bundle" is the perspective (a
+  // scenario's {bundle} and "bundle" rules tell the critics apart).
+  const std::string key = p->name;
   for (size_t i = 0; i < order.size(); ++i) {
     agents::RuntimeConfig cfg;
     cfg.backend = bundle::headless_backend(
@@ -172,10 +174,9 @@ Expected<CritiqueAnswer> critique(const CritiqueRequest& req) {
     agents::apply_headless_minutes(cfg, graph->headless.persona_timeout_minutes,
                                    graph->headless.api_retry_minutes);
     if (req.persona_timeout) cfg.persona_timeout = *req.persona_timeout;
-    // A failing CLI is tried once more, then the next backend answers:
-    // a critique waits for no provider's outage.
-    cfg.backoff_base = req.backoff_base;
-    cfg.retry_budget = req.backoff_base;
+    // A failing CLI is not tried again: the next backend answers, and a
+    // critique waits for no provider's outage or usage limit.
+    cfg.retry_budget = std::chrono::milliseconds(0);
     cfg.max_pause = std::chrono::milliseconds(0);
     CritiqueAttempt attempt;
     attempt.backend = order[i];

@@ -16,7 +16,9 @@
 //   DONE_WITH_CONCERNS and its `critique` object passes the answer schema
 //   (GRAPH.yaml discuss.answer_schema), names this perspective and carries
 //   every field the perspective reports (check_critique(), pure). Anything
-//   else is a failed attempt with its reason, and the next backend runs.
+//   else is a failed attempt with its reason, and the next backend runs
+//   at once (a failing CLI is not retried; a provider limit is not waited
+//   out).
 // - Every attempt is recorded (backend, outcome, reason, seconds, cost);
 //   `answered` false with every backend failed is an answer too: the
 //   caller decides what a silent perspective means, never this module.
@@ -52,7 +54,6 @@ struct CritiqueRequest {
   std::string dir;       // its own: logs, prompts, CLI configuration
   std::string worktree;  // the CLI's working directory
   std::optional<std::chrono::milliseconds> persona_timeout;
-  std::chrono::milliseconds backoff_base{std::chrono::seconds(60)};
 };
 
 struct CritiqueAttempt {
