@@ -27,20 +27,6 @@ int usage_exit(Error e) {
   return report_error("critique", e);
 }
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::string item;
-  for (char c : text + ",") {
-    if (c == ',') {
-      if (!item.empty()) out.push_back(item);
-      item.clear();
-    } else if (c != ' ') {
-      item += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 int verb_critique(const VerbArgs& args) {

@@ -1,8 +1,5 @@
 #include "discuss/critique.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 
@@ -22,12 +19,6 @@ constexpr int kExitUsage = 3;
 
 Error usage(const std::string& why) {
   return fail(ErrorKind::usage, why, kExitUsage);
-}
-
-// A regular file this process can read.
-bool readable_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), R_OK) == 0;
 }
 
 std::string report_lines(const DiscussPerspective& p) {
@@ -126,8 +117,8 @@ Expected<CritiqueAnswer> critique(const CritiqueRequest& req) {
     for (const auto& q : rules.perspectives) names.push_back(q.name);
     return usage("--perspective " + req.perspective + ": expected one of " + join(names, ", "));
   }
-  if (!readable_file(req.artifact)) return usage(req.artifact + ": no such readable file");
-  if (!req.context.empty() && !readable_file(req.context))
+  if (!is_readable_file(req.artifact)) return usage(req.artifact + ": no such readable file");
+  if (!req.context.empty() && !is_readable_file(req.context))
     return usage("--context " + req.context + ": no such readable file");
   if (req.context.empty() && p->reads_context)
     return usage("the " + p->name + " perspective needs the requirements: --context FILE");

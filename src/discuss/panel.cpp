@@ -1,6 +1,5 @@
 #include "discuss/panel.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,11 +23,6 @@ constexpr int kExitUsage = 3;
 
 Error usage(const std::string& why) {
   return fail(ErrorKind::usage, why, kExitUsage);
-}
-
-bool readable_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), R_OK) == 0;
 }
 
 // A round id names files: letters, digits, '.', '_' and '-', not starting
@@ -79,9 +73,9 @@ Expected<PanelReport> run_panel(const PanelRequest& req) {
                  ": use letters, digits, '.', '_' and '-' (it names the record's file)");
   if (!path_exists(req.artifact))
     return fail(ErrorKind::not_found, "artifact " + req.artifact + ": no such file");
-  if (!readable_file(req.artifact))
+  if (!is_readable_file(req.artifact))
     return fail(ErrorKind::not_found, "artifact " + req.artifact + ": not a readable file");
-  if (!req.context.empty() && !readable_file(req.context))
+  if (!req.context.empty() && !is_readable_file(req.context))
     return usage("--context " + req.context + ": no such readable file");
 
   std::vector<std::string> names = req.perspectives;

@@ -413,4 +413,9 @@ Expected<std::string> make_temp_directory(const std::string& prefix) {
   return pattern;
 }
 
+bool is_readable_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), R_OK) == 0;
+}
+
 }  // namespace devgraph

@@ -88,6 +88,8 @@ Status append_durable(const std::string& path, std::string_view content);
 Status truncate_durable(const std::string& path, std::uint64_t size);
 Status fsync_directory(const std::string& dir);
 // mkdir -p; succeeds when the directory already exists.
+// A regular file (after symlinks) this process may read.
+bool is_readable_file(const std::string& path);
 // A new directory `prefix` + six random characters (mkdtemp), mode 0700.
 Expected<std::string> make_temp_directory(const std::string& prefix);
 Status make_directories(const std::string& path);

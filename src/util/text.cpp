@@ -30,4 +30,18 @@ std::string last_line(std::string_view text) {
   return std::string(text.substr(start, end - start));
 }
 
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::string item;
+  for (char c : text + ",") {
+    if (c == ',') {
+      if (!item.empty()) out.push_back(item);
+      item.clear();
+    } else if (c != ' ' && c != '\t') {
+      item += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace devgraph

@@ -16,6 +16,10 @@ std::string clip_tail(const std::string& s, size_t n);
 // relative to the worktree or by an absolute path inside it).
 bool path_ends_with(const std::string& path, const std::string& tail);
 
+// "a, b,,c" -> {"a", "b", "c"}: the comma-separated items of a flag's
+// value, blanks dropped, empty items skipped.
+std::vector<std::string> split_list(const std::string& text);
+
 // The last line of `text` with trailing blanks and newlines dropped (a
 // command's stderr quoted in a one-line error).
 std::string last_line(std::string_view text);

@@ -175,15 +175,9 @@ TEST_F(CleanBoard, ServesTheLiveCleanRunWhileGitWaitsAndLeavesItsSnapshot) {
 // A port that cannot be had stops clean before it does anything; so do
 // the board's usage errors.
 TEST_F(CleanBoard, APortInUseAndBoardUsageErrorsAreRefusedBeforeAnythingIsWritten) {
-  int taken = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-  ASSERT_EQ(::bind(taken, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
-  ASSERT_EQ(::listen(taken, 1), 0);
-  socklen_t len = sizeof sa;
-  ASSERT_EQ(::getsockname(taken, reinterpret_cast<sockaddr*>(&sa), &len), 0);
-  const std::string port = std::to_string(ntohs(sa.sin_port));
+  test::TakenPort taken;
+  ASSERT_GT(taken.port(), 0);
+  const std::string port = std::to_string(taken.port());
   const std::string before = branches();
   struct Case {
     std::vector<std::string> args;
@@ -208,7 +202,6 @@ TEST_F(CleanBoard, APortInUseAndBoardUsageErrorsAreRefusedBeforeAnythingIsWritte
     EXPECT_FALSE(path_exists(ai_root)) << c.args.back();
     EXPECT_EQ(branches(), before);
   }
-  ::close(taken);
 }
 
 }  // namespace

@@ -840,18 +840,11 @@ TEST_F(RunCli, TheBoardServesTheLiveRunAndTheStoppedRunLeavesItsSnapshot) {
 // board's port cannot be had for is refused before anything is written.
 TEST_F(RunCli, AFinishedRunLeavesItsSnapshotAndABoardPortInUseIsRefusedFirst) {
   file_issue("alpha");
-  int taken = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-  ASSERT_EQ(::bind(taken, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
-  ASSERT_EQ(::listen(taken, 1), 0);
-  socklen_t len = sizeof sa;
-  ASSERT_EQ(::getsockname(taken, reinterpret_cast<sockaddr*>(&sa), &len), 0);
-  std::string port = std::to_string(ntohs(sa.sin_port));
+  test::TakenPort taken;
+  ASSERT_GT(taken.port(), 0);
+  std::string port = std::to_string(taken.port());
   std::string before = test::entries(develop_home());
   auto refused = run({"--board", port});
-  ::close(taken);
   expect_one_line_error(refused, 3, port);
   EXPECT_EQ(test::entries(develop_home()), before);
   EXPECT_FALSE(path_exists(develop_home() + "/runs"));

@@ -145,6 +145,21 @@ bool EventStream::read_until(const std::string& part, std::chrono::seconds limit
   return true;
 }
 
+TakenPort::TakenPort() {
+  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  socklen_t len = sizeof sa;
+  if (::bind(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0 && ::listen(fd_, 1) == 0 &&
+      ::getsockname(fd_, reinterpret_cast<sockaddr*>(&sa), &len) == 0)
+    port_ = ntohs(sa.sin_port);
+}
+
+TakenPort::~TakenPort() {
+  ::close(fd_);
+}
+
 int port_after(const std::string& text, const std::string& prefix) {
   const std::string at = prefix + "http://127.0.0.1:";
   auto i = text.find(at);

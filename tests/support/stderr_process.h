@@ -68,6 +68,21 @@ class EventStream {
   std::string text_;
 };
 
+// A port of 127.0.0.1 held by a listening socket for as long as this
+// lives: a server asked for it is refused.
+class TakenPort {
+ public:
+  TakenPort();
+  ~TakenPort();
+  TakenPort(const TakenPort&) = delete;
+  TakenPort& operator=(const TakenPort&) = delete;
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
 // The port in "<prefix>http://127.0.0.1:PORT/..." in `text`; 0 if absent.
 int port_after(const std::string& text, const std::string& prefix);
 
