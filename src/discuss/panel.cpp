@@ -225,14 +225,16 @@ Expected<PanelReport> run_panel(const PanelRequest& req) {
     }
     if (answer && answer->answered) {
       t["backend"] = answer->backend;
-      auto p = parse_answer(answer->critique, name, role);
+      auto p = parse_answer(answer->critique, name, role, c.perspective->reports);
       if (p) {
         perspectives.push_back(*p);
       } else {
-        perspectives.push_back(failed_perspective(name, role, p.error().message));
+        perspectives.push_back(
+            failed_perspective(name, role, p.error().message, c.perspective->reports));
       }
     } else {
-      perspectives.push_back(failed_perspective(name, role, answer ? answer->reason : why));
+      perspectives.push_back(
+          failed_perspective(name, role, answer ? answer->reason : why, c.perspective->reports));
     }
     timings.push_back(std::move(t));
   }

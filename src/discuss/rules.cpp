@@ -26,12 +26,6 @@ std::optional<RiskLevel> risk_level_from(std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<PerspectiveKind> perspective_kind(std::string_view name) {
-  for (const auto& kind : kPerspectives)
-    if (kind.name == name) return kind;
-  return std::nullopt;
-}
-
 namespace {
 
 Error bad_answer(const std::string& name, const std::string& what) {
@@ -74,11 +68,13 @@ Expected<std::vector<std::string>> point_list(const Json& answer, const std::str
 }  // namespace
 
 Expected<Perspective> parse_answer(const Json& answer, const std::string& name,
-                                   const std::string& role) {
+                                   const std::string& role,
+                                   const std::vector<std::string>& reports) {
   if (!answer.is_object()) return bad_answer(name, "the answer must be a JSON object");
   Perspective p;
   p.name = name;
   p.role = role;
+  p.reports = reports;
   auto rating = answer.find("rating");
   if (rating == answer.end()) return bad_answer(name, "rating is missing");
   if (!rating->is_number_integer() || rating->get<long long>() < 1 || rating->get<long long>() > 5)
@@ -95,19 +91,18 @@ Expected<Perspective> parse_answer(const Json& answer, const std::string& name,
       return bad_answer(name,
                         "risk_level must be low, medium, high or critical, got " + dump_py(*risk));
     p.risk_level = level;
-  } else if (name == "risk") {
-    return bad_answer(name, "risk_level is missing");
   }
-  if (name == "coverage" && !answer.contains("missing_requirements"))
-    return bad_answer(name, "missing_requirements is missing");
+  for (const auto& field : reports)
+    if (!answer.contains(field)) return bad_answer(name, field + " is missing");
   return p;
 }
 
 Perspective failed_perspective(const std::string& name, const std::string& role,
-                               const std::string& reason) {
+                               const std::string& reason, const std::vector<std::string>& reports) {
   Perspective p;
   p.name = name;
   p.role = role;
+  p.reports = reports;
   p.failed = true;
   p.failure = tidy(reason);
   return p;
@@ -240,12 +235,12 @@ Consensus decide(const std::vector<Perspective>& perspectives,
   Consensus c;
   c.average = average_rating(perspectives);
   bool gap = false, critical = false, high_risk = false, spread = false;
-  bool failed_check = false;  // a failed risk or coverage perspective
+  bool failed_check = false;  // a failed perspective whose report could block
   int low_ratings = 0;
   for (const auto& p : perspectives) {
     if (p.failed) {
       c.failed.push_back(p.name);
-      if (p.name == "risk" || p.name == "coverage") failed_check = true;
+      if (!p.reports.empty()) failed_check = true;
       continue;
     }
     if (p.rating <= 2) ++low_ratings;

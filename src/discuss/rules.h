@@ -9,9 +9,9 @@
 //   (usage) naming the perspective and the field: rating an integer 1..5;
 //   strengths, weaknesses, suggestions and missing_requirements arrays of
 //   strings (absent means empty); risk_level one of low, medium, high,
-//   critical. The risk perspective must state risk_level and the coverage
-//   perspective missing_requirements, so that neither check passes by
-//   omission. Each point is trimmed and its whitespace runs collapsed to
+//   critical. A perspective must state every field it reports (GRAPH.yaml
+//   discuss.perspectives[].reports: risk_level, missing_requirements), so
+//   that no check passes by omission. Each point is trimmed and its whitespace runs collapsed to
 //   one space (so no point breaks a line of the record); empty points are
 //   dropped. Other keys are ignored.
 // - A perspective whose every backend failed is `failed` with its reason:
@@ -29,8 +29,9 @@
 //     HIGH: nobody answered, missing requirements, a critical risk, two or
 //       more ratings <= 2, or the only answer rated <= 2;
 //     MEDIUM: one rating <= 2 while the others are >= 3, a spread >= 3, a
-//       high (not critical) risk, or a failed risk or coverage perspective
-//       (the checks that block could not run);
+//       high (not critical) risk, or a failed perspective that reports a
+//       risk level or missing requirements (the checks that block could
+//       not run);
 //     LOW: anything else (another perspective failed).
 //   Recommendation: proceed when reached; HIGH -> revise, or escalate when
 //   nobody answered, at the final sign-off, or after a revision already
@@ -73,21 +74,13 @@ enum class RiskLevel { low, medium, high, critical };
 std::string_view risk_level_name(RiskLevel level);
 std::optional<RiskLevel> risk_level_from(std::string_view name);
 
-// The five perspectives and the role each speaks as.
-struct PerspectiveKind {
-  std::string_view name;
-  std::string_view role;
-};
-inline constexpr PerspectiveKind kPerspectives[] = {
-    {"product", "Product Manager"}, {"technical", "Tech Lead"},           {"quality", "QA Lead"},
-    {"risk", "Risk Analyst"},       {"coverage", "Requirements Analyst"},
-};
-std::optional<PerspectiveKind> perspective_kind(std::string_view name);
-
 // One perspective's answer, or its failure.
 struct Perspective {
-  std::string name;  // product | technical | quality | risk | coverage
+  std::string name;  // GRAPH.yaml discuss.perspectives[].name
   std::string role;
+  // What its answer must carry besides the common fields: risk_level,
+  // missing_requirements (GRAPH.yaml discuss.perspectives[].reports).
+  std::vector<std::string> reports;
   int rating = 0;  // 1..5 when answered
   std::vector<std::string> strengths;
   std::vector<std::string> weaknesses;
@@ -99,9 +92,11 @@ struct Perspective {
 };
 
 Expected<Perspective> parse_answer(const Json& answer, const std::string& name,
-                                   const std::string& role);
+                                   const std::string& role,
+                                   const std::vector<std::string>& reports = {});
 Perspective failed_perspective(const std::string& name, const std::string& role,
-                               const std::string& reason);
+                               const std::string& reason,
+                               const std::vector<std::string>& reports = {});
 
 enum class Severity { low, medium, high };
 std::string_view severity_name(Severity s);   // "low", "medium", "high"

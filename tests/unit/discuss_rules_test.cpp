@@ -2,14 +2,28 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "util/text.h"
 
 namespace devgraph::discuss {
 namespace {
 
 std::string role_of(const std::string& name) {
-  auto kind = perspective_kind(name);
-  return kind ? std::string(kind->role) : "Analyst";
+  static const std::map<std::string, std::string> roles = {{"product", "Product Manager"},
+                                                           {"technical", "Tech Lead"},
+                                                           {"quality", "QA Lead"},
+                                                           {"risk", "Risk Analyst"},
+                                                           {"coverage", "Requirements Analyst"}};
+  auto it = roles.find(name);
+  return it == roles.end() ? "Analyst" : it->second;
+}
+
+// What the shipped graph's perspectives report.
+std::vector<std::string> reports_of(const std::string& name) {
+  if (name == "risk") return {"risk_level"};
+  if (name == "coverage") return {"missing_requirements"};
+  return {};
 }
 
 Perspective rated(const std::string& name, int rating) {
@@ -21,7 +35,7 @@ Perspective rated(const std::string& name, int rating) {
 }
 
 Perspective failed(const std::string& name) {
-  return failed_perspective(name, role_of(name), "every backend failed");
+  return failed_perspective(name, role_of(name), "every backend failed", reports_of(name));
 }
 
 std::vector<Perspective> ratings(const std::vector<int>& values) {
@@ -105,15 +119,20 @@ TEST(DiscussParse, WrongTypesAndUnknownRiskLevelsAreErrorsNamingTheField) {
   }
 }
 
-TEST(DiscussParse, TheRiskPerspectiveMustStateItsLevelAndCoverageItsMissingRequirements) {
-  auto risk = parse_answer(Json{{"rating", 4}}, "risk", "Risk Analyst");
+TEST(DiscussParse, APerspectiveMustStateWhatItReports) {
+  auto risk = parse_answer(Json{{"rating", 4}}, "risk", "Risk Analyst", {"risk_level"});
   ASSERT_FALSE(risk);
   EXPECT_NE(risk.error().message.find("risk_level is missing"), std::string::npos);
-  auto coverage = parse_answer(Json{{"rating", 4}}, "coverage", "Requirements Analyst");
+  auto coverage = parse_answer(Json{{"rating", 4}}, "coverage", "Requirements Analyst",
+                               {"missing_requirements"});
   ASSERT_FALSE(coverage);
   EXPECT_NE(coverage.error().message.find("missing_requirements is missing"), std::string::npos);
   EXPECT_TRUE(parse_answer(Json::parse(R"({"rating": 4, "missing_requirements": []})"), "coverage",
-                           "Requirements Analyst"));
+                           "Requirements Analyst", {"missing_requirements"}));
+  // A perspective of another name reporting a risk level must state it too;
+  // one that reports nothing need not.
+  EXPECT_FALSE(parse_answer(Json{{"rating", 4}}, "security", "Security Lead", {"risk_level"}));
+  EXPECT_TRUE(parse_answer(Json{{"rating", 4}}, "risk", "Risk Analyst"));
 }
 
 TEST(DiscussDivergence, EachRuleFiresAtItsBoundaryAndNotBelowIt) {
