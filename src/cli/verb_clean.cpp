@@ -7,7 +7,6 @@
 // refused before anything is done.
 #include <unistd.h>
 
-#include <iostream>
 #include <memory>
 
 #include "board/live_board.h"
@@ -66,9 +65,8 @@ int verb_clean(const VerbArgs& args) {
   if (!a->flag("yes") && !req.dry_run && isatty(STDIN_FILENO) && isatty(STDERR_FILENO))
     req.confirm = [](const std::string& plan) {
       err() << plan << "Go ahead? [y/N] " << std::flush;
-      std::string answer;
-      if (!std::getline(std::cin, answer)) return false;
-      return answer == "y" || answer == "Y" || answer == "yes";
+      auto answer = read_stdin_line();
+      return answer && (*answer == "y" || *answer == "Y" || *answer == "yes");
     };
   // The board is served from the moment the run directory holds the run
   // until the run stops, on a thread of its own: clean's git commands do
