@@ -51,19 +51,12 @@ std::string seconds_text(long long ms) {
 
 }  // namespace
 
-std::vector<std::string> backend_order(const DiscussRules& rules,
-                                       const DiscussPerspective& perspective,
-                                       const std::vector<std::string>& requested) {
+std::vector<std::string> backend_order(const std::vector<std::string>& first,
+                                       const std::vector<std::string>& fallback) {
   std::vector<std::string> out;
-  auto add = [&](const std::string& b) {
-    if (!b.empty() && std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
-  };
-  if (!requested.empty()) {
-    for (const auto& b : requested) add(b);
-    return out;
-  }
-  add(perspective.backend);
-  for (const auto& b : rules.fallback_backends) add(b);
+  for (const auto* list : {&first, &fallback})
+    for (const auto& b : *list)
+      if (!b.empty() && std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
   return out;
 }
 
@@ -124,7 +117,10 @@ Expected<CritiqueAnswer> critique(const CritiqueRequest& req) {
     return usage("the " + p->name + " perspective needs the requirements: --context FILE");
   auto answer_schema = Schema::load(join_path(*skill, rules.answer_schema));
   if (!answer_schema) return usage(answer_schema.error().message);
-  std::vector<std::string> order = backend_order(rules, *p, req.backends);
+  // --backends names them all; else the perspective's, then the fallbacks.
+  std::vector<std::string> order = req.backends.empty()
+                                       ? backend_order({p->backend}, rules.fallback_backends)
+                                       : backend_order(req.backends, {});
   std::vector<agents::BackendKind> kinds;
   for (const auto& b : order) {
     auto k = agents::parse_backend(b);

@@ -75,12 +75,10 @@ struct CritiqueAnswer {
   std::vector<CritiqueAttempt> attempts;
 };
 
-// The backends a perspective is run on, in order: `requested` when given,
-// else the perspective's own backend, then every fallback backend not
-// already in the list.
-std::vector<std::string> backend_order(const DiscussRules& rules,
-                                       const DiscussPerspective& perspective,
-                                       const std::vector<std::string>& requested);
+// The backends a perspective is run on, in order: `first`, then every
+// `fallback` not already named, each once.
+std::vector<std::string> backend_order(const std::vector<std::string>& first,
+                                       const std::vector<std::string>& fallback);
 
 // The critic's dispatch: <skill>/templates/critique-dispatch.md rendered.
 Expected<std::string> dispatch_text(const std::string& skill_dir,

@@ -102,11 +102,7 @@ Expected<PanelReport> run_panel(const PanelRequest& req) {
     std::string first = c.perspective->backend;
     if (req.agent) first = *req.agent;
     if (auto m = req.agent_map.find(n); m != req.agent_map.end()) first = m->second;
-    DiscussRules order_rules;
-    order_rules.fallback_backends = fallback;
-    DiscussPerspective with_first = *c.perspective;
-    with_first.backend = first;
-    c.backends = backend_order(order_rules, with_first, {});
+    c.backends = backend_order({first}, fallback);
     for (const auto& b : c.backends)
       if (!agents::parse_backend(b))
         return usage("backend " + b + ": expected one of " + agents::backend_choices());
