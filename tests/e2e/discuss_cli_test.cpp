@@ -250,5 +250,37 @@ TEST_F(DiscussCli, CritiqueAnswersForItsPerspectiveOnly) {
             std::string::npos);
 }
 
+// A critique that cannot run says why in one line, exit 3, and makes
+// neither its answer nor its directory.
+TEST_F(DiscussCli, CritiqueUsageErrorsExitThreeAndWriteNothing) {
+  const std::string sc = scenario(all_rated(4));
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{s / "plan.md", "--perspective", "marketing"}, "--perspective marketing: expected one of"},
+      {{s / "nope.md", "--perspective", "technical"}, "nope.md: no such readable file"},
+      {{s / "plan.md", "--perspective", "coverage"}, "needs the requirements: --context FILE"},
+      {{s / "plan.md", "--perspective", "technical", "--backends", "sim,nobody"}, "backend nobody"},
+      {{s / "plan.md", "--perspective", "technical", "--context", s / "none.md"},
+       "--context " + s / "none.md"},
+      {{s / "plan.md", "--perspective", "technical", "--persona-timeout-seconds", "0"},
+       "--persona-timeout-seconds"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"critique"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    args.insert(args.end(), {"--sim-scenario", sc, "--out", s / "answer.json"});
+    auto r = test::run_devgraph(args, {}, s.path());
+    EXPECT_EQ(r.exit_code, 3) << c.says << "\n" << r.out << r.err;
+    auto lines = test::lines_of(r.err);
+    ASSERT_FALSE(lines.empty()) << c.says;
+    EXPECT_NE(lines.back().find(c.says), std::string::npos) << r.err;
+    EXPECT_FALSE(path_exists(s / "answer.json")) << c.says;
+    EXPECT_FALSE(path_exists(s / "answer.json.d")) << c.says;
+  }
+}
+
 }  // namespace
 }  // namespace devgraph
