@@ -15,6 +15,8 @@
 //   pr_created after `gh pr create`, not read back     pr_created:develop/b1
 //   merged     auto-merge asked, PR_CREATED not moved  merged:develop/b1
 //   delivered  after the final move, no result yet     delivered:b1
+//   critiqued  a discuss round's result is saved, not  critiqued:b1/plan-1
+//              yet recorded
 #pragma once
 
 #include <memory>

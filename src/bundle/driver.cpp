@@ -169,6 +169,11 @@ struct Driver::Impl {
     in.spec_path = layout.spec();
     in.on_wait = opt.on_wait;
     in.command_timeout = std::chrono::minutes(graph.headless.persona_timeout_minutes);
+    in.critique = opt.critique;
+    const Json& state = journal->state();
+    auto recorded = state.find("discuss_rounds");
+    in.critique.enabled = opt.critique.enabled || graph.discuss.rounds_enabled ||
+                          (recorded != state.end() && *recorded == Json(true));
     auto planned = run_plan(run, in);
     if (!planned) return blocked(planned.error().message);
     if (!planned->empty()) return blocked(*planned);

@@ -38,6 +38,7 @@
 
 #include "bundle/bundle_run.h"
 #include "bundle/crash_points.h"
+#include "bundle/critique_gate.h"
 #include "bundle/launcher.h"
 #include "gh/gh.h"
 #include "git/git.h"
@@ -72,6 +73,10 @@ struct DriverOptions {
   // command of its own (the bundle's test and build commands), so a live
   // view keeps time; may be empty.
   std::function<void()> on_wait;
+  // The discuss rounds as gates (GRAPH.yaml discuss.rounds): on when
+  // critique.enabled, GRAPH.yaml's rounds_enabled or the run's
+  // `discuss_rounds` say so; the critics get the backend flags here.
+  CritiqueSettings critique;
 };
 
 // The driver's collaborators, each behind its seam: a test hands in fakes.

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "bundle/answer.h"
+#include "bundle/critique_gate.h"
 #include "bundle/recovery.h"
 #include "bundle/words.h"
 #include "lane/routes.h"
@@ -89,13 +90,14 @@ int repairs_of(BundleRun& run) {
 // node is exhausted and the bundle waits for a person.
 Expected<Step> to_repair(BundleRun& run, const std::string& node, std::string_view route,
                          std::string_view event, Json detail, const std::string& findings,
-                         const std::string& what) {
+                         const std::string& what, Json merge = Json::object()) {
   int repairs = repairs_of(run) + 1;
   DG_TRY(auto target,
          run.walker.follow(kLane, node, route, run.journal.previous_node(kBundleCursor)));
   DG_CHECK(write_file_atomic(run.layout.repair_findings(), findings + "\n"));
   detail["repair"] = repairs;
-  DG_CHECK(run.journal.move(kBundleCursor, target, event, Json{{"repairs", repairs}}, detail));
+  merge["repairs"] = repairs;
+  DG_CHECK(run.journal.move(kBundleCursor, target, event, merge, detail));
   if (repairs <= run.walker.max_cycles(target)) return Step{};
   DG_TRY(auto human, run.walker.follow(kLane, target, lane::route::kExhausted, ""));
   std::string why = what + " after " + std::to_string(repairs - 1) + " repairs";
@@ -181,6 +183,150 @@ std::set<std::string> fingerprints(const Json& findings) {
     out.insert(dump_py(key.empty() ? f : key));
   }
   return out;
+}
+
+// A discuss round's record on the bundle cursor (cursor["discuss"][name]):
+// how many times it ran, how many revisions it sent back, whether the
+// cursor waits for a person because of it, and its last round id.
+struct RoundState {
+  int rounds = 0;
+  int revisions = 0;
+  bool waiting = false;
+  std::string last;
+};
+
+RoundState round_state(const Json& cursor, const std::string& name) {
+  RoundState st;
+  if (!cursor.is_object() || !cursor.contains("discuss")) return st;
+  const Json& all = cursor["discuss"];
+  if (!all.is_object() || !all.contains(name) || !all[name].is_object()) return st;
+  const Json& r = all[name];
+  st.rounds = static_cast<int>(r.value("rounds", 0LL));
+  st.revisions = static_cast<int>(r.value("revisions", 0LL));
+  st.waiting = r.value("waiting", false);
+  st.last = json_str(r, "last");
+  return st;
+}
+
+Json round_merge(const std::string& name, const RoundState& st, const std::string& warning = "") {
+  Json r = {{"rounds", st.rounds},
+            {"revisions", st.revisions},
+            {"waiting", st.waiting},
+            {"last", st.last}};
+  if (!warning.empty()) r["warning"] = clip(warning, 300);
+  return Json{{"discuss", Json{{name, r}}}};
+}
+
+// The kind of the answer a person gave to a wait this round caused, when
+// the cursor's current visit is the one that answer set going.
+std::string answered_round(const Json& cursor, const std::string& name) {
+  if (!round_state(cursor, name).waiting || !cursor.contains(kAnswerKey)) return "";
+  const Json& a = cursor[kAnswerKey];
+  if (!a.is_object() || a.value("moves", -1LL) != cursor.value("moves", -2LL)) return "";
+  return json_str(a, "kind", kAnswerSupplied);
+}
+
+// The round a gate runs at `node` (after it, or before `before`), when the
+// run has the rounds on.
+const DiscussRound* gate_round(BundleRun& run, const GateInputs& in, const std::string& after,
+                               const std::string& before) {
+  if (!in.critique.enabled) return nullptr;
+  const Graph& g = run.walker.graph();
+  return after.empty() ? round_before(g, before) : round_after(g, after);
+}
+
+// What a round decided for the gate that ran it.
+struct Critiqued {
+  RoundRoute route = RoundRoute::proceed;
+  std::string extra;    // revise: the next dispatch's brief
+  std::string blocker;  // park
+  Json merge;           // proceed: for the cursor's next move
+  Json detail;          // the DISCUSS_ROUND_DONE event's
+};
+
+// Runs the next round of `round` on `artifact` at `node` and follows its
+// verdict: a revision goes back by the node's discuss_revise route (one
+// DISCUSS_ROUND_DONE move), a wait by discuss_blocked (the event, then the
+// AWAITING_HUMAN move); proceeding records the event and leaves the move
+// to the caller.
+Expected<Critiqued> critique(BundleRun& run, const GateInputs& in, const DiscussRound& round,
+                             const std::string& node, const std::string& artifact, bool sign_off) {
+  DG_CHECK(stopping(run));
+  DG_CHECK(halting(run));
+  RoundState st = round_state(run.journal.cursor(), round.name);
+  RoundRequest q;
+  q.round = &round;
+  q.id = round.name + "-" + std::to_string(st.rounds + 1);
+  q.artifact = artifact;
+  q.context = in.spec_path;
+  q.sign_off = sign_off;
+  q.already_revised = st.revisions > 0;
+  q.timeout = in.command_timeout * 4;  // each critic may fall back to other backends
+  q.on_wait = in.on_wait;
+  auto result = run_round(run, in.critique, q);
+  if (!result && result.error().kind == ErrorKind::interrupted) return result.error();
+  if (result) run.crash.reach("critiqued", run.bundle() + "/" + q.id);
+  Json r = result ? *result : Json{{"round", q.id}, {"error", result.error().message}};
+  RoundDecision d = result ? decide_round(r, sign_off, st.revisions, round.revisions)
+                           : RoundDecision{RoundRoute::park, result.error().message};
+  const char* route = d.route == RoundRoute::proceed  ? "proceed"
+                      : d.route == RoundRoute::revise ? "revise"
+                                                      : "wait_for_person";
+  Json detail = {{"bundle", run.bundle()}, {"round", q.id}, {"gate", round.name}, {"route", route}};
+  for (const char* k :
+       {"verdict", "severity", "average", "recommendation", "record", "action_items", "error"})
+    if (r.contains(k)) detail[k] = r[k];
+  if (!d.note.empty()) detail["note"] = d.note;
+  // For the live view's recent lines.
+  run.journal.log("discuss_round",
+                  Json{{"command", q.id},
+                       {"status", json_str(r, "verdict", "no verdict") + " " +
+                                      json_str(r, "severity", "") + " -> " + route}});
+  Critiqued out;
+  out.detail = detail;
+  st.rounds += 1;
+  st.last = q.id;
+  if (d.route == RoundRoute::revise) {
+    st.revisions += 1;
+    DG_TRY(auto back, run.walker.follow(kLane, node, lane::route::kDiscussRevise, ""));
+    DG_CHECK(run.journal.move(kBundleCursor, back, lane::event::kDiscussRoundDone,
+                              round_merge(round.name, st), detail));
+    out.route = d.route;
+    out.extra = round_brief(r, "The critique " + q.id + " blocked this at HIGH; revise it.");
+    return out;
+  }
+  // The event once per round, even when a killed driver's successor reads
+  // the round back.
+  if (!r.value("event_recorded", false)) {
+    DG_CHECK(run.journal.event(lane::event::kDiscussRoundDone, detail));
+    if (result) {
+      r["event_recorded"] = true;
+      DG_CHECK(write_file_atomic(run.layout.discussion_result(q.id), dump_py(r, 2) + "\n"));
+    }
+  }
+  if (d.route == RoundRoute::park) {
+    st.waiting = true;
+    DG_TRY(auto human, run.walker.follow(kLane, node, lane::route::kDiscussBlocked, ""));
+    Json merge = round_merge(round.name, st);
+    merge.update(waiting_merge(d.note));
+    DG_CHECK(run.journal.move(
+        kBundleCursor, human, lane::event::kAwaitingHuman, merge,
+        Json{{"blocker", d.note}, {"round", q.id}, {"record", r.value("record", Json())}}));
+    out.route = d.route;
+    out.blocker = d.note;
+    return out;
+  }
+  if (!d.note.empty()) run.concerns.push_back(d.note);
+  out.merge = round_merge(round.name, st, d.note);
+  return out;
+}
+
+// The brief of the round a person answered, for the dispatch that acts on
+// their answer.
+std::string last_round_brief(BundleRun& run, const std::string& name, const std::string& lead) {
+  RoundState st = round_state(run.journal.cursor(), name);
+  auto r = load_json_file(run.layout.discussion_result(st.last));
+  return r ? round_brief(*r, lead) : std::string();
 }
 
 Expected<Step> verify_gate(BundleRun& run, const GateInputs& in, std::string& evidence) {
@@ -282,6 +428,27 @@ Expected<Step> repair_gate(BundleRun& run, const GateInputs& in, const std::stri
 
 Expected<Step> docs_gate(BundleRun& run, const GateInputs& in, const std::string& extra) {
   const std::string node = "documentation_review";
+  const DiscussRound* round = gate_round(run, in, "", "create_pr");
+  const std::string answered = round ? answered_round(run.journal.cursor(), round->name) : "";
+  if (answered == kAnswerApproved) {
+    // A person approved the branch the sign-off blocked: it is delivered as
+    // it is, neither reviewed nor critiqued again.
+    run.journal.log("sign_off_approved", Json{{"bundle", run.bundle()}});
+    return Step{"", "", true};
+  }
+  if (answered == kAnswerSupplied) {
+    // What the person wrote goes to repair_bundle with the round's action
+    // items; the branch then passes every gate and the sign-off again.
+    RoundState st = round_state(run.journal.cursor(), round->name);
+    st.waiting = false;
+    auto text = read_file(run.layout.answer(kBundleCursor));
+    std::string findings =
+        last_round_brief(run, round->name, "The sign-off critique blocked the branch at HIGH.") +
+        "\n\nA person answered that wait:\n" + (text ? *text : std::string());
+    return to_repair(run, node, lane::route::kDiscussRevise, lane::event::kDiscussRoundDone,
+                     Json{{"round", st.last}, {"route", "repair"}, {"answer", kAnswerSupplied}},
+                     findings, "the sign-off critique's findings", round_merge(round->name, st));
+  }
   templates::Values v{{"bundle_id", run.bundle()},         {"spec_path", in.spec_path},
                       {"plan_path", run.layout.plan_md()}, {"worktree", run.ctx.worktree},
                       {"diff_path", write_diff(run)},      {"base", run.ctx.base}};
@@ -301,75 +468,129 @@ Expected<Step> docs_gate(BundleRun& run, const GateInputs& in, const std::string
   DG_TRY(auto c,
          commit_reported(run, r, "docs: align documentation with the delivered change", "docs"));
   (void)c;  // the commit, if any, is on the branch; delivery reads HEAD
+  // The sign-off: the whole branch, documentation included, before its
+  // pull request. At HIGH it always waits for a person.
+  if (round) {
+    DG_TRY(auto cr, critique(run, in, *round, node, write_diff(run), true));
+    if (cr.route != RoundRoute::proceed) return Step{cr.blocker, "", false};
+  }
   return Step{"", "", true};
+}
+
+// The plan at tasks.json, if it passes the plan check; else the problems.
+Expected<schedule::Plan> checked_plan(BundleRun& run) {
+  DG_TRY(auto doc, load_json_file(run.layout.tasks_json()));
+  auto problems = schedule::check_plan(doc);
+  if (!problems.empty())
+    return fail(ErrorKind::refused,
+                "tasks.json failed the schedule check: " + join(problems, "; "));
+  return schedule::plan_from_json(doc);
+}
+
+// The plan is part of the branch: commit it (once per planning) with
+// everything else the planner reported writing (its copy of the spec), so
+// the tree is clean for the task commits' footprint checks and for
+// bundle_verify, and no task's commit takes the planner's files. Each
+// planning after a critique round has its own step (plan-r<rounds>).
+Status commit_plan(BundleRun& run, const PersonaResult& r, int rounds) {
+  std::string key = run.bundle() + "/plan" + (rounds ? "-r" + std::to_string(rounds) : "");
+  if (r.reused && run.committed_with(kBundleTrailer, key)) return {};
+  std::vector<std::string> names = r.artifacts;
+  names.push_back(run.layout.plan_rel());
+  names.push_back(run.layout.tasks_json_rel());
+  DG_TRY(auto st, run.git.status());
+  std::vector<std::string> rest;
+  std::vector<std::string> paths = named_changes(st, names, rest);
+  if (!rest.empty())
+    run.journal.log("paths_left_by_plan", Json{{"bundle", run.bundle()}, {"paths", rest}});
+  std::string subject = "docs(" + run.bundle() + "): plan";
+  if (rounds) subject += " (revised)";
+  git::CommitRequest req{subject, "", {{kBundleTrailer, key}}};
+  DG_TRY(auto c, git::commit_paths(run.git, paths, req,
+                                   [&](const char* label) { run.crash.reach(label, key); }));
+  (void)c;  // found again by its trailer
+  return {};
 }
 
 }  // namespace
 
 Expected<std::string> run_plan(BundleRun& run, const GateInputs& in) {
   const std::string node = "plan_bundle";
+  const DiscussRound* round = gate_round(run, in, node, "");
   // A person's answer set the cursor going again: the first dispatch has it.
   std::string extra = answer_for_dispatch(run.layout, kBundleCursor, run.journal.cursor());
   while (run.journal.node(kBundleCursor) == node) {
-    templates::Values v{{"bundle_id", run.bundle()},
-                        {"spec_path", in.spec_path},
-                        {"worktree", run.ctx.worktree},
-                        {"branch", run.ctx.branch},
-                        {"default_branch", run.ctx.default_branch},
-                        {"plan_path", run.layout.plan_md()},
-                        {"tasks_json_path", run.layout.tasks_json()}};
-    DG_TRY(auto dispatch, run.render("planner-dispatch", v));
-    DG_TRY(auto r, bundle_persona(run, node, dispatch, extra));
-    // The plan is accepted only when the plan check passes: a plan that
-    // fails it is a blocked planner, retried with the problems named.
-    std::vector<std::string> problems;
-    std::optional<schedule::Plan> plan;
-    if (!r.stopped()) {
-      auto doc = load_json_file(run.layout.tasks_json());
-      if (!doc) problems.push_back(doc.error().message);
-      if (doc) problems = schedule::check_plan(*doc);
-      if (doc && problems.empty()) {
-        auto p = schedule::plan_from_json(*doc);
+    Json detail;
+    Json merge;
+    const std::string answered = round ? answered_round(run.journal.cursor(), round->name) : "";
+    if (answered == kAnswerApproved) {
+      // A person approved the plan the critique blocked: it goes on as it
+      // is, neither planned nor critiqued again.
+      DG_TRY(auto plan, checked_plan(run));
+      RoundState st = round_state(run.journal.cursor(), round->name);
+      st.waiting = false;
+      merge = round_merge(round->name, st);
+      auto cp = schedule::critical_path(plan, std::nullopt);
+      detail = Json{{"approved_by_person", true},
+                    {"round", st.last},
+                    {"critical_path", cp.path},
+                    {"task_count", cp.task_count}};
+    } else {
+      if (answered == kAnswerSupplied)
+        extra += "\n\n" + last_round_brief(run, round->name,
+                                           "Before the person answered, the plan critique "
+                                           "blocked the plan at HIGH.");
+      templates::Values v{{"bundle_id", run.bundle()},
+                          {"spec_path", in.spec_path},
+                          {"worktree", run.ctx.worktree},
+                          {"branch", run.ctx.branch},
+                          {"default_branch", run.ctx.default_branch},
+                          {"plan_path", run.layout.plan_md()},
+                          {"tasks_json_path", run.layout.tasks_json()}};
+      DG_TRY(auto dispatch, run.render("planner-dispatch", v));
+      DG_TRY(auto r, bundle_persona(run, node, dispatch, extra));
+      // The plan is accepted only when the plan check passes: a plan that
+      // fails it is a blocked planner, retried with the problems named.
+      std::optional<schedule::Plan> plan;
+      if (!r.stopped()) {
+        auto p = checked_plan(run);
         if (p) plan = std::move(*p);
-        if (!p) problems.push_back(p.error().message);
+        if (!p) {
+          r.status = "BLOCKED";
+          r.summary = p.error().message;
+          r.blockers = {p.error().message};
+        }
       }
-      if (!problems.empty()) {
-        r.status = "BLOCKED";
-        r.summary = "tasks.json failed the schedule check: " + join(problems, "; ");
-        r.blockers = problems;
+      if (r.stopped()) {
+        DG_TRY(auto step, stopped(run, node, r));
+        if (!step.blocker.empty()) return step.blocker;
+        extra = step.extra;
+        continue;
       }
+      const int rounds = round ? round_state(run.journal.cursor(), round->name).rounds : 0;
+      DG_CHECK(commit_plan(run, r, rounds));
+      // The plan round: before any task starts.
+      if (round) {
+        const std::string artifact =
+            is_readable_file(run.layout.plan_md()) ? run.layout.plan_md() : run.layout.tasks_json();
+        DG_TRY(auto c, critique(run, in, *round, node, artifact, false));
+        if (c.route == RoundRoute::park) return c.blocker;
+        if (c.route == RoundRoute::revise) {
+          extra = c.extra;
+          continue;
+        }
+        merge = c.merge;
+        detail = r.detail();
+        detail["discuss"] = c.detail;
+      } else {
+        detail = r.detail();
+      }
+      auto cp = schedule::critical_path(*plan, std::nullopt);
+      detail["critical_path"] = cp.path;
+      detail["task_count"] = cp.task_count;
     }
-    if (r.stopped()) {
-      DG_TRY(auto step, stopped(run, node, r));
-      if (!step.blocker.empty()) return step.blocker;
-      extra = step.extra;
-      continue;
-    }
-    auto cp = schedule::critical_path(*plan, std::nullopt);
-    // The plan is part of the branch: commit it (once) with everything else
-    // the planner reported writing (its copy of the spec), so the tree is
-    // clean for the task commits' footprint checks and for bundle_verify,
-    // and no task's commit takes the planner's files.
-    std::string key = run.bundle() + "/plan";
-    if (!r.reused || !run.committed_with(kBundleTrailer, key)) {
-      std::vector<std::string> names = r.artifacts;
-      names.push_back(run.layout.plan_rel());
-      names.push_back(run.layout.tasks_json_rel());
-      DG_TRY(auto st, run.git.status());
-      std::vector<std::string> rest;
-      std::vector<std::string> paths = named_changes(st, names, rest);
-      if (!rest.empty())
-        run.journal.log("paths_left_by_plan", Json{{"bundle", run.bundle()}, {"paths", rest}});
-      git::CommitRequest req{"docs(" + run.bundle() + "): plan", "", {{kBundleTrailer, key}}};
-      DG_TRY(auto c, git::commit_paths(run.git, paths, req,
-                                       [&](const char* label) { run.crash.reach(label, key); }));
-      (void)c;  // found again by its trailer
-    }
-    Json detail = r.detail();
-    detail["critical_path"] = cp.path;
-    detail["task_count"] = cp.task_count;
     DG_TRY(auto next, run.walker.follow(kLane, node, lane::route::kDone, ""));
-    DG_CHECK(run.journal.move(kBundleCursor, next, lane::event::kPlanDone, Json(), detail,
+    DG_CHECK(run.journal.move(kBundleCursor, next, lane::event::kPlanDone, merge, detail,
                               run.layout.tasks_json()));
   }
   return std::string();

@@ -27,6 +27,7 @@
 #include <string>
 
 #include "bundle/bundle_run.h"
+#include "bundle/critique_gate.h"
 #include "util/expected.h"
 
 namespace devgraph::bundle {
@@ -36,6 +37,8 @@ struct GateInputs {
   // Called while the test and build commands run (the live view's clock).
   std::function<void()> on_wait;
   std::chrono::milliseconds command_timeout{std::chrono::minutes(30)};
+  // The discuss rounds (bundle/critique_gate.h): off unless enabled.
+  CritiqueSettings critique;
 };
 
 // Runs `argv` in the worktree as a gate does (the command timeout, bounded

@@ -30,6 +30,12 @@ struct BundleLayout {
   std::string review_findings() const { return dir() + "/review-findings.json"; }
   std::string whole_diff() const { return dir() + "/whole-branch.diff"; }
   std::string pr_body() const { return dir() + "/pr-body.md"; }
+  // The discuss rounds' records (<round>-discussion.md, written by
+  // `devgraph discuss`) and their results (bundle/critique_gate.h).
+  std::string discussions() const { return dir() + "/discussions"; }
+  std::string discussion_result(const std::string& round) const {
+    return discussions() + "/" + round + ".result.json";
+  }
   std::string tasks_dir() const { return dir() + "/tasks"; }
   // What context recovery found for the bundle cursor.
   std::string bundle_context() const { return dir() + "/context.md"; }

@@ -12,6 +12,7 @@
 #include "proc/command.h"
 #include "skill/skill.h"
 #include "store/run_store.h"
+#include "util/fs.h"
 
 namespace devgraph::bundle {
 
@@ -74,6 +75,18 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
   opt.on_log = request.on_log;
   opt.on_state = request.on_state;
   opt.on_wait = request.on_tick;
+  opt.critique.enabled = request.discuss_rounds;
+  opt.critique.agent = request.agent;
+  // The critics run in the worktree: a relative path would not be found.
+  auto absolute = [](const std::string& p) {
+    return p.find('/') == std::string::npos ? p : absolute_path(p);
+  };
+  opt.critique.agent_bin = absolute(request.agent_bin);
+  opt.critique.model = request.model;
+  opt.critique.sim_scenario =
+      request.sim_scenario.empty() ? "" : absolute_path(request.sim_scenario);
+  opt.critique.agent_command = request.agent_command_text;
+  opt.critique.persona_timeout_seconds = request.persona_timeout_seconds;
   auto driver = Driver::open(opt, DriverParts{store, *graph, runner});
   if (!driver) return usage_report(driver.error().message);
   const BundleContext& ctx = (*driver)->context();

@@ -50,6 +50,10 @@ struct RunBundleRequest {
   // --agent-command: the argv template of --agent command (agents/backend.h
   // lists its placeholders).
   std::vector<std::string> agent_command;
+  std::optional<std::string> agent_command_text;  // the flag as given, for the critics
+  // --discuss-rounds: the plan and the finished branch are critiqued
+  // (GRAPH.yaml discuss.rounds; bundle/critique_gate.h).
+  bool discuss_rounds = false;
   std::function<void(const Json&)> on_log;
   // The live view's feeds (bundle/view.h); each may be empty. on_log above
   // receives the driver's and the persona runtime's log records.

@@ -45,6 +45,7 @@ int verb_discuss(const VerbArgs& args) {
               "backends tried after a perspective's own fails, comma-separated, or none "
               "(default: GRAPH.yaml discuss.fallback_backends)")
       .flag("sign-off", "the final sign-off round: a HIGH block always goes to a person")
+      .flag("revised", "the artifact was already revised once: a HIGH block goes to a person")
       .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
       .option("claude-bin", "the claude CLI binary (tests pass a fake)")
       .option("model", "pin every critic to this model")
@@ -70,6 +71,7 @@ int verb_discuss(const VerbArgs& args) {
   if (auto f = a->get("fallback"))
     req.fallback = *f == "none" ? std::vector<std::string>{} : split_list(*f);
   req.final_sign_off = a->flag("sign-off");
+  req.already_revised = a->flag("revised");
   req.skill = a->get("skill");
   req.agent_bin = a->get_or("claude-bin", "");
   req.model = a->get("model");

@@ -89,6 +89,9 @@ int verb_run(const VerbArgs& args) {
               "never (default) or auto_when_checks_pass: ask GitHub to merge each pull request "
               "once its checks pass (kept by a resume without the flag)")
       .flag("new", "start a fresh run instead of resuming the last one")
+      .flag("discuss-rounds",
+            "critique every plan and finished branch (GRAPH.yaml discuss.rounds; kept by a "
+            "resume without the flag)")
       .flag("dry-run", "print the bundles that would be formed and started; write nothing")
       .flag("no-live", "plain log lines even on a terminal")
       .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
@@ -110,6 +113,7 @@ int verb_run(const VerbArgs& args) {
   req.label = a->get("label");
   req.all_issues = a->flag("all-issues");
   req.fresh = a->flag("new");
+  req.discuss_rounds = a->flag("discuss-rounds");
   req.dry_run = a->flag("dry-run");
   req.skill = a->get("skill");
   if (req.issues && *req.issues != "github" && *req.issues != "local")

@@ -39,6 +39,8 @@ int verb_run_bundle(const VerbArgs& args) {
       .option("agent-command",
               "argv template for --agent command, e.g. 'mycli --prompt-file {prompt_file}' "
               "(also {worktree} {persona} {task} {model} {run_dir})")
+      .flag("discuss-rounds",
+            "critique the plan and the finished branch (GRAPH.yaml discuss.rounds)")
       .flag("no-live", "plain log lines even on a terminal (also NO_COLOR, TERM=dumb)");
   auto a = p.parse(args);
   if (!a) return report_error("run-bundle", a.error());
@@ -56,6 +58,8 @@ int verb_run_bundle(const VerbArgs& args) {
   auto tmpl = agent_command_template(a->get("agent-command"), req.agent);
   if (!tmpl) return report_error("run-bundle", p.usage_error(tmpl.error().message));
   req.agent_command = std::move(*tmpl);
+  req.agent_command_text = a->get("agent-command");
+  req.discuss_rounds = a->flag("discuss-rounds");
   if (auto mp = a->get("max-parallel")) {
     auto n = parse_int(*mp);
     if (!n || *n < 1 || *n > std::numeric_limits<int>::max())

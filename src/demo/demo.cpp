@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <sstream>
 
 #include "bundle/placement.h"
 #include "bundle/words.h"
@@ -208,9 +209,34 @@ std::vector<std::string> driver_flags(const DemoOptions& o, const std::string& s
   return f;
 }
 
-// Each bundle: branch, title, worktree, commits, tests.
+// The discuss rounds of each bundle, from the run's DISCUSS_ROUND_DONE
+// events: "plan-1 consensus_reached (4.00)".
+std::map<std::string, std::vector<std::string>> rounds_of(const std::string& run_dir) {
+  std::map<std::string, std::vector<std::string>> out;
+  auto text = read_file(join_path(run_dir, "events.jsonl"));
+  if (!text) return out;
+  std::istringstream lines(*text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    auto e = parse_json(line, "event");
+    if (!e || !e->is_object() || json_str(*e, "type") != "DISCUSS_ROUND_DONE") continue;
+    const Json d = e->value("detail", Json::object());
+    if (!d.is_object() || !d.contains("verdict")) continue;  // a repair after an answer
+    std::string said = json_str(d, "round") + " " + json_str(d, "verdict");
+    if (auto a = d.find("average"); a != d.end() && a->is_number()) {
+      char avg[16];
+      std::snprintf(avg, sizeof avg, "%.2f", a->get<double>());
+      said += std::string(" (") + avg + ")";
+    }
+    out[json_str(d, "bundle")].push_back(said);
+  }
+  return out;
+}
+
+// Each bundle: branch, title, worktree, commits, critique rounds, tests.
 void print_bundles(const DemoReport& rep, std::ostream& out) {
   RealCommandRunner runner;
+  auto rounds = rounds_of(rep.run_dir);
   for (const auto& b : rep.bundles) {
     out << "\n"
         << b.id << " " << b.branch << ": " << b.status << "\n"
@@ -221,6 +247,9 @@ void print_bundles(const DemoReport& rep, std::ostream& out) {
     out << "  commits on top of main: " << (log ? log->size() : 0) << "\n";
     if (log)
       for (const auto& l : *log) out << "    " << l.substr(0, 10) << " " << l.substr(41) << "\n";
+    if (auto r = rounds.find(b.id); r != rounds.end())
+      out << "  critique: " << join(r->second, ", ") << " (records in "
+          << join_path(rep.run_dir, "bundles/" + b.id + "/discussions") << ")\n";
     out << "  tests: " << (b.tests_pass ? "pass" : "FAIL") << " (" << kSampleTestCommand << ")\n";
   }
 }
@@ -303,6 +332,9 @@ Expected<DemoReport> run_demo(const DemoOptions& o, std::ostream& out) {
   req.fresh = true;
   req.skill = o.skill;
   req.driver_flags = driver_flags(o, rep.scenario);
+  // The demo shows the discuss rounds: the plan and the finished branch of
+  // every bundle are critiqued (bundle/critique_gate.h).
+  req.discuss_rounds = true;
   out << "devgraph run: up to " << o.max_bundles << " bundles at once, the " << o.agent
       << " agent playing every persona..." << std::endl;
   std::unique_ptr<orchestrator::RunLiveView> view;

@@ -288,7 +288,30 @@ Json sample_scenario(const std::vector<SampleBundle>& bundles, long long latency
                      {"result", green}});
     }
   }
-  Json personas = {{"planner", planner}, {"tdd-writer", tdd}, {"developer", dev}};
+  // The critics of the discuss rounds (the demo turns them on): each
+  // perspective rates the plan and the finished branch well, so every
+  // round reaches consensus and the bundles go on.
+  Json critic = Json::array();
+  const std::pair<const char*, const char*> views[] = {
+      {"product", "each issue's user gets what the issue asks for"},
+      {"technical", "small modules with one test file each"},
+      {"quality", "every change comes with a test that failed first"},
+      {"risk", "nothing outside the sample package changes"},
+      {"coverage", "every requirement of the bundle's issues is planned"}};
+  for (const auto& [name, strength] : views) {
+    Json c = {{"perspective", name},
+              {"strengths", Json::array({strength})},
+              {"weaknesses", Json::array()},
+              {"suggestions", Json::array({"keep the tests next to the code they check"})},
+              {"rating", 4}};
+    if (std::string(name) == "risk") c["risk_level"] = "low";
+    if (std::string(name) == "coverage") c["missing_requirements"] = Json::array();
+    Json r = done("{bundle} rates it 4 of 5");
+    r["critique"] = c;
+    critic.push_back({{"bundle", name}, {"latency_ms", latency_ms}, {"result", r}});
+  }
+  Json personas = {
+      {"planner", planner}, {"tdd-writer", tdd}, {"developer", dev}, {"critic", critic}};
   return Json{
       {"default", {{"latency_ms", latency_ms}, {"result", done("{persona} approves {task}")}}},
       {"personas", personas}};

@@ -219,6 +219,17 @@ Expected<PanelReport> run_panel(const PanelRequest& req) {
     } else {
       why = "the critic never ended";
     }
+    // What each attempt cost, for whoever counts the spend (a bundle's
+    // ledger, when the round is a gate).
+    if (answer) {
+      Json attempts = Json::array();
+      for (const auto& at : answer->attempts) {
+        Json a = {{"backend", at.backend}, {"outcome", at.outcome}, {"cost_usd", at.cost_usd}};
+        if (at.tokens) a["tokens"] = *at.tokens;
+        attempts.push_back(std::move(a));
+      }
+      t["attempts"] = std::move(attempts);
+    }
     if (answer && answer->answered) {
       t["backend"] = answer->backend;
       auto p = parse_answer(answer->critique, name, role, c.perspective->reports);

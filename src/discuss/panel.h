@@ -19,6 +19,9 @@
 //   what a failed voice does to the verdict).
 // - The record goes to <out>/discussions/<round>-discussion.md (written
 //   whole or not at all); every answer stays in the round's directory.
+//   The result adds `critics` (per perspective: seconds, the backend that
+//   answered, and each attempt's backend, outcome and cost, for whoever
+//   counts the spend) and `wall_seconds`.
 // - A stop signal ends every critic (TERM, then KILL after the grace) and
 //   is an interrupted error, exit 128 + N; no record is written.
 #pragma once

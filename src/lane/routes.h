@@ -45,12 +45,17 @@ inline constexpr std::string_view kAllBundlesComplete = "all_bundles_complete";
 inline constexpr std::string_view kNoFindings = "no_findings";
 inline constexpr std::string_view kIntegrationCandidates = "integration_candidates";
 inline constexpr std::string_view kNoCandidates = "none_or_no_candidates";
+// A discuss round as a gate (GRAPH.yaml discuss.rounds; bundle/critique_gate.h).
+inline constexpr std::string_view kDiscussRevise = "discuss_revise";
+inline constexpr std::string_view kDiscussBlocked = "discuss_blocked";
 }  // namespace route
 
 inline constexpr RouteUse kRoutesTaken[] = {
     {"plan_bundle", route::kDone},
     {"plan_bundle", route::kNeedsContext},
     {"plan_bundle", route::kBlocked},
+    {"plan_bundle", route::kDiscussRevise},
+    {"plan_bundle", route::kDiscussBlocked},
     {"task_scheduler", route::kTaskAvailable},
     {"task_scheduler", route::kDeadlock},
     {"task_scheduler", route::kTasksComplete},
@@ -65,6 +70,8 @@ inline constexpr RouteUse kRoutesTaken[] = {
     {"documentation_review", route::kDone},
     {"documentation_review", route::kDoneWithConcerns},
     {"documentation_review", route::kBlocked},
+    {"documentation_review", route::kDiscussBlocked},
+    {"documentation_review", route::kDiscussRevise},
     {"write_tdd", route::kDone},
     {"write_tdd", route::kNeedsContext},
     {"write_tdd", route::kBlocked},
@@ -130,6 +137,7 @@ inline constexpr std::string_view kReviewApproved = "REVIEW_APPROVED";
 inline constexpr std::string_view kReviewFindings = "REVIEW_FINDINGS";
 inline constexpr std::string_view kRepairCommitted = "BUNDLE_REPAIR_COMMITTED";
 inline constexpr std::string_view kDocReviewFindings = "DOC_REVIEW_FINDINGS";
+inline constexpr std::string_view kDiscussRoundDone = "DISCUSS_ROUND_DONE";
 inline constexpr std::string_view kPrCreated = "PR_CREATED";
 inline constexpr std::string_view kBranchReady = "BRANCH_READY";
 inline constexpr std::string_view kAutoMergeEnabled = "AUTO_MERGE_ENABLED";
@@ -197,6 +205,7 @@ inline constexpr std::string_view kEventsWritten[] = {
     event::kReviewFindings,
     event::kRepairCommitted,
     event::kDocReviewFindings,
+    event::kDiscussRoundDone,
     event::kPrCreated,
     event::kBranchReady,
     event::kAutoMergeEnabled,

@@ -265,6 +265,16 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
       (void)c;
     }
   }
+  if (req.discuss_rounds && !req.dry_run) {
+    DG_TRY(Json now, store.read());
+    auto on = now.find("discuss_rounds");
+    if (on == now.end() || *on != Json(true)) {
+      EventRequest e{"NOTE", Json{{"discuss_rounds", true}}, Json{{"discuss_rounds", true}},
+                     nullptr};
+      DG_TRY(auto c, store.event(e));
+      (void)c;
+    }
+  }
   std::string record = store.run_dir() + "/live-drivers";
   // Stopped first, as a supervisor stops a driver: it ends its personas
   // and finishes the git command it waits for, whose index lock would

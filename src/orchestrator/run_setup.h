@@ -64,6 +64,10 @@ struct RunSetupRequest {
   // delivery.github.merge_options); nullopt keeps the run's (a new run:
   // never).
   std::optional<std::string> merge_policy;
+  // --discuss-rounds: every bundle's plan and finished branch are critiqued
+  // (bundle/critique_gate.h). Recorded on the run (`discuss_rounds`), so a
+  // resume without the flag keeps them on.
+  bool discuss_rounds = false;
   bool fresh = false;
   bool dry_run = false;
   std::optional<std::string> skill;

@@ -97,6 +97,22 @@ TEST(Demo, RunsFiveLocalIssuesAsThreeBundlesAtOnceToReadyBranchesOffline) {
     if (type == "TASK_STARTED" && task == "T2" && bundle == "b1") b1_t2_started = i;
   }
   EXPECT_GE(peak, 2);
+  // The discuss rounds are on in the demo: every bundle's plan and finished
+  // branch were critiqued, reached consensus, and the output says so.
+  EXPECT_EQ(state["discuss_rounds"], true);
+  for (const char* b : {"b1", "b2", "b3"}) {
+    std::vector<std::string> rounds;
+    for (const auto& e : events)
+      if (e.value("type", "") == "DISCUSS_ROUND_DONE" && e["detail"].value("bundle", "") == b)
+        rounds.push_back(e["detail"].value("round", "") + " " + e["detail"].value("verdict", ""));
+    EXPECT_EQ(rounds,
+              (std::vector<std::string>{"plan-1 consensus_reached", "signoff-1 consensus_reached"}))
+        << b;
+  }
+  EXPECT_NE(r.out.find("critique: plan-1 consensus_reached (4.00), signoff-1 consensus_reached "
+                       "(4.00)"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("up to " + std::to_string(peak) + " in flight at once"), std::string::npos)
       << r.out;
   EXPECT_GT(b1_t2_started, b1_t1_committed);

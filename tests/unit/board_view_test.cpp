@@ -183,6 +183,24 @@ TEST(BoardView, TracesSayWhyABundleAndAnIssueMovedWithEvidence) {
   EXPECT_EQ(issues["1"]["entries"][0]["evidence"], "an epic");
 }
 
+TEST(BoardView, ACritiqueRoundIsADecisionWithItsVerdictAsEvidence) {
+  auto events = sample_events();
+  events.push_back(ev(13, "24", "DISCUSS_ROUND_DONE",
+                      {{"bundle", "b1"},
+                       {"round", "plan-1"},
+                       {"verdict", "consensus_blocked"},
+                       {"severity", "MEDIUM"},
+                       {"route", "proceed"},
+                       {"note", "critique plan-1 blocked at MEDIUM: <risk> high"}}));
+  Json v = board_view(shipped_graph(), sample_state(), events);
+  const Json& last = v["traces"]["bundles"]["b1"].back();
+  EXPECT_EQ(last["kind"], "critiqued");
+  EXPECT_EQ(last["what"], "DISCUSS_ROUND_DONE");
+  EXPECT_EQ(last["evidence"],
+            "round: plan-1; verdict: consensus_blocked; severity: MEDIUM; route: proceed; note: "
+            "critique plan-1 blocked at MEDIUM: <risk> high");
+}
+
 TEST(BoardView, MalformedStateAndEventsGiveAnEmptyViewNeverAnException) {
   std::vector<Json> junk = {
       Json(1),

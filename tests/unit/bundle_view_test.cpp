@@ -297,6 +297,27 @@ TEST(ViewFrame, ShowsTheBundlesOwnCommandWhileItRuns) {
   EXPECT_EQ(m.recent().back(), "08:40:02 command_finished test exit 1 after 72.4 s");
 }
 
+TEST(ViewFrame, ShowsADiscussRoundWhileItRunsAndItsVerdictAfter) {
+  ViewModel m("b1", t0);
+  m.on_state(state_with("plan_bundle", 0, {}));
+  m.on_log(rec("command_started", {{"command", "discuss"},
+                                   {"round", "plan-1"},
+                                   {"argv", "devgraph discuss (round plan-1)"}}),
+           t0 + seconds(1));
+  auto frame = lines_of(render_frame(m, t0 + seconds(4), {100, 30}));
+  EXPECT_NE(std::find(frame.begin(), frame.end(),
+                      "discuss command running 0:03: devgraph discuss (round plan-1)"),
+            frame.end())
+      << render_frame(m, t0 + seconds(4), {100, 30});
+  m.on_log(rec("command_finished", {{"command", "discuss"}, {"round", "plan-1"}, {"exit", 2}}),
+           t0 + seconds(5));
+  m.on_log(
+      rec("discuss_round", {{"command", "plan-1"}, {"status", "consensus_blocked HIGH -> revise"}}),
+      t0 + seconds(5));
+  EXPECT_FALSE(m.command());
+  EXPECT_EQ(m.recent().back(), "08:40:02 discuss_round consensus_blocked HIGH -> revise plan-1");
+}
+
 TEST(LiveViewPolicy, AResizedTerminalGetsTheFrameAtOnceFromTheTop) {
   ManualClock clock;
   std::ostringstream out;

@@ -2,6 +2,7 @@
 // reference they are compatible with, and the graph cross-checks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "graph/graph.h"
@@ -75,6 +76,17 @@ TEST(ShippedGraph, SameDataAsTheReferenceExceptDevgraphsOwnKeys) {
   // And the multi-perspective critique, a workflow beside the reference's
   // develop skill.
   erase_path(ours, "discuss");
+  // With the routes and the event its rounds take as gates of the bundle
+  // lane.
+  for (const char* k :
+       {"nodes.plan_bundle.routes.discuss_revise", "nodes.plan_bundle.routes.discuss_blocked",
+        "nodes.documentation_review.routes.discuss_revise",
+        "nodes.documentation_review.routes.discuss_blocked"})
+    erase_path(ours, k);
+  auto& events = ours["events"];
+  auto own = std::find(events.begin(), events.end(), Json("DISCUSS_ROUND_DONE"));
+  ASSERT_NE(own, events.end());
+  events.erase(own);
   // And the evidence devgraph takes itself (the reference's model was told
   // to check it).
   erase_path(ours, "nodes.write_tdd.evidence");
