@@ -80,32 +80,32 @@ Expected<Gap> gap_from(const Json& item, const std::string& label) {
     if (!gap.description.empty()) break;
   }
   if (gap.description.empty()) return bad(label + " (" + gap.file + ") has no description");
-  auto sev = item.find("severity");
-  if (sev == item.end() || !sev->is_string())
+  if (!item.contains("severity") || !item.at("severity").is_string())
     return bad(label + " (" + gap.file + ") has no severity");
-  auto severity = severity_from(trim(sev->get<std::string>()));
+  const Json& sev = item.at("severity");
+  auto severity = severity_from(trim(sev.get<std::string>()));
   if (!severity)
-    return bad(label + " (" + gap.file + "): unknown severity " + dump_py(*sev) +
+    return bad(label + " (" + gap.file + "): unknown severity " + dump_py(sev) +
                " (CRITICAL, HIGH, MEDIUM, LOW, or Critical, Important, Minor)");
   gap.severity = *severity;
-  auto line = item.find("line");
-  if (line != item.end() && !line->is_null()) {
-    if (!line->is_number_integer() || line->get<long long>() < 1 ||
-        line->get<long long>() > 1'000'000'000)
+  if (item.contains("line") && !item.at("line").is_null()) {
+    const Json& line = item.at("line");
+    if (!line.is_number_integer() || line.get<long long>() < 1 ||
+        line.get<long long>() > 1'000'000'000)
       return bad(label + " (" + gap.file + "): line must be a positive integer, got " +
-                 dump_py(*line));
-    gap.line = line->get<int>();
+                 dump_py(line));
+    gap.line = line.get<int>();
   }
   return gap;
 }
 
 Expected<std::vector<Gap>> gaps_from(const Json& object, const char* key, const char* noun) {
   std::vector<Gap> gaps;
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return gaps;
-  if (!it->is_array()) return bad(std::string(key) + " must be an array of objects");
-  for (size_t i = 0; i < it->size(); ++i) {
-    DG_TRY(auto gap, gap_from((*it)[i], std::string(noun) + " " + std::to_string(i)));
+  if (!object.contains(key) || object.at(key).is_null()) return gaps;
+  const Json& list = object.at(key);
+  if (!list.is_array()) return bad(std::string(key) + " must be an array of objects");
+  for (size_t i = 0; i < list.size(); ++i) {
+    DG_TRY(auto gap, gap_from(list.at(i), std::string(noun) + " " + std::to_string(i)));
     gaps.push_back(std::move(gap));
   }
   return gaps;
@@ -137,12 +137,9 @@ Status agrees(Verdict stated, const std::vector<Gap>& gaps) {
 
 Expected<Review> review_from_verdict_json(const Json& doc) {
   Review review;
-  auto v = doc.find("verdict");
-  auto verdict =
-      v != doc.end() && v->is_string() ? verdict_from(trim(v->get<std::string>())) : std::nullopt;
-  if (!verdict)
-    return bad("verdict must be SHIP, FIX-FIRST or BLOCKED, got " +
-               dump_py(v == doc.end() ? Json(nullptr) : *v));
+  const Json v = doc.contains("verdict") ? doc.at("verdict") : Json(nullptr);
+  auto verdict = v.is_string() ? verdict_from(trim(v.get<std::string>())) : std::nullopt;
+  if (!verdict) return bad("verdict must be SHIP, FIX-FIRST or BLOCKED, got " + dump_py(v));
   DG_TRY(review.gaps, gaps_from(doc, "gaps", "gap"));
   DG_CHECK(agrees(*verdict, review.gaps));
   review.verdict = *verdict;
