@@ -160,6 +160,19 @@ class Tables {
     return record<DiscussRules>(persona, answer_schema, fallback, perspectives, rounds_enabled,
                                 rounds);
   }
+  std::string view(const FixRules& f) {
+    const auto& [max_loops, fixer, reviewer, reviewer_backend, diagnosis, gate, gate_backend] = f;
+    return record<FixRules>(max_loops, fixer, reviewer, reviewer_backend, diagnosis, gate,
+                            gate_backend);
+  }
+  std::string view(const EscalationLadder& l) {
+    const auto& [setting, steps] = l;
+    return record<EscalationLadder>(setting, steps);
+  }
+  std::string view(const EscalationRules& e) {
+    const auto& [max_raises, ladder] = e;
+    return record<EscalationRules>(max_raises, ladder);
+  }
   std::string view(const GraphDefaults& d) {
     const auto& [max_retries, max_repair_cycles] = d;
     return record<GraphDefaults>(max_retries, max_repair_cycles);
@@ -236,6 +249,9 @@ class Tables {
   }
   static const char* row_name(std::type_identity<DiscussRound>) { return "DiscussRound"; }
   static const char* row_name(std::type_identity<DiscussRules>) { return "DiscussRules"; }
+  static const char* row_name(std::type_identity<FixRules>) { return "FixRules"; }
+  static const char* row_name(std::type_identity<EscalationLadder>) { return "EscalationLadder"; }
+  static const char* row_name(std::type_identity<EscalationRules>) { return "EscalationRules"; }
 
   // The expression that turns a view expression into the model type T.
   template <class T>
@@ -372,6 +388,8 @@ void write_graph(std::ostream& out, const Graph& g) {
   body += tables.assign("observability", g.observability);
   body += tables.assign("cleanup", g.cleanup);
   body += tables.assign("discuss", g.discuss);
+  body += tables.assign("fix", g.fix);
+  body += tables.assign("escalation", g.escalation);
   body += tables.assign("budgets", g.budgets);
   body += tables.assign("headless", g.headless);
   body += tables.assign("capacity", g.capacity);

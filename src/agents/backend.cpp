@@ -236,6 +236,10 @@ class CodexBackend : public Backend {
     for (auto& w : codex_config_overrides(opt_.cli_telemetry)) argv.push_back(std::move(w));
     add_option(argv, "--add-dir", r.run_dir);
     add_option(argv, "--model", opt_.model);
+    if (opt_.effort) {
+      argv.push_back("-c");
+      argv.push_back("model_reasoning_effort=\"" + *opt_.effort + "\"");
+    }
     argv.push_back(p.text);
     return argv;
   }
@@ -456,6 +460,8 @@ class SimBackend : public Backend {
     add_option(argv, "--bundle", opt_.bundle);
     add_option(argv, "--state", opt_.sim_state_dir);
     add_option(argv, "--prompt-file", p.file);
+    add_option(argv, "--model", opt_.model);
+    add_option(argv, "--effort", opt_.effort);
     // The argv is built just before the spawn: the simulated latency then
     // counts from the launch, start-up included, as a real CLI's does.
     argv.push_back("--launched-at");

@@ -49,6 +49,9 @@ struct BackendOptions {
   // the running devgraph executable.
   std::string binary;
   std::optional<std::string> model;
+  // The reasoning effort (codex: model_reasoning_effort; the sim agent:
+  // --effort); other CLIs have none to set and ignore it.
+  std::optional<std::string> effort;
   std::string permission_mode = "acceptEdits";
   int max_turns = 80;
   std::vector<std::string> allowed_tools;     // claude --allowedTools

@@ -852,4 +852,26 @@ const Clock& PersonaRuntime::clock() const {
   return *impl_->clock;
 }
 
+Expected<Completion> run_to_completion(RuntimeConfig config, const LaunchRequest& launch) {
+  auto runtime = PersonaRuntime::create(std::move(config));
+  if (!runtime) return fail(ErrorKind::internal, runtime.error().message);
+  auto id = (*runtime)->launch(launch);
+  if (!id) return fail(ErrorKind::usage, id.error().message);
+  int stopped_by = 0;
+  std::optional<Completion> done;
+  while (auto ev = (*runtime)->next_event()) {
+    if (ev->kind == RuntimeEvent::Kind::interrupted) {
+      if (!stopped_by) stopped_by = ev->signal;
+      (*runtime)->stop_all();
+    } else if (ev->kind == RuntimeEvent::Kind::completed && ev->completion) {
+      done = ev->completion;
+    }
+  }
+  if (stopped_by)
+    return fail(ErrorKind::interrupted, "stopped by " + stop_signal_name(stopped_by),
+                128 + stopped_by);
+  if (!done) return fail(ErrorKind::internal, "the " + launch.persona + " never completed");
+  return *done;
+}
+
 }  // namespace devgraph::agents

@@ -262,4 +262,11 @@ class PersonaRuntime {
   std::unique_ptr<Impl> impl_;
 };
 
+// One persona, start to end, on a runtime of its own made from `config`:
+// its completion; an error of kind `internal` when the runtime cannot be
+// made, `usage` when the launch is refused, and `interrupted` (exit code
+// 128 + N) when stop signal N arrived meanwhile (set
+// config.watch_stop_signals): the persona was stopped first.
+Expected<Completion> run_to_completion(RuntimeConfig config, const LaunchRequest& launch);
+
 }  // namespace devgraph::agents

@@ -85,7 +85,7 @@ Expected<SimRule> parse_rule(const Json& r, const std::string& where) {
       "bundle",     "task",       "call",          "after_call",    "dispatch_contains",
       "latency_ms", "files",      "result",        "resume_result", "text",
       "fail",       "exit_code",  "reset_after_s", "flood_bytes",   "cost_usd",
-      "tokens",     "tool_calls", "comment"};
+      "tokens",     "tool_calls", "comment",       "setting"};
   if (!r.is_object()) return fail(where + ": expected an object");
   for (auto& [key, v] : r.items()) {
     (void)v;
@@ -95,6 +95,10 @@ Expected<SimRule> parse_rule(const Json& r, const std::string& where) {
   if (r.contains("bundle")) {
     if (!r["bundle"].is_string()) return fail(where + ".bundle: expected a string");
     rule.bundle = r["bundle"].get<std::string>();
+  }
+  if (r.contains("setting")) {
+    if (!r["setting"].is_string()) return fail(where + ".setting: expected a string");
+    rule.setting = r["setting"].get<std::string>();
   }
   if (r.contains("task")) {
     if (!r["task"].is_string()) return fail(where + ".task: expected a string");
@@ -292,12 +296,14 @@ Expected<SimScenario> SimScenario::load(const std::string& path) {
 }
 
 const SimRule& SimScenario::match(const std::string& bundle, const std::string& persona,
-                                  const std::string& task, int call,
-                                  const std::string& prompt) const {
+                                  const std::string& task, int call, const std::string& prompt,
+                                  const std::vector<std::string>& settings) const {
   auto it = personas.find(persona);
   if (it != personas.end()) {
     for (const SimRule& r : it->second) {
       if (r.bundle && *r.bundle != bundle) continue;
+      if (r.setting && std::find(settings.begin(), settings.end(), *r.setting) == settings.end())
+        continue;
       if (r.task && *r.task != task) continue;
       if (r.call && *r.call != call) continue;
       if (r.after_call && call <= *r.after_call) continue;
@@ -358,7 +364,8 @@ int run_sim_agent(const SimInvocation& inv, std::ostream& out, std::ostream& err
     }
     prompt = std::move(*text);
   }
-  const SimRule& rule = scenario->match(inv.bundle, inv.persona, inv.task, *call, prompt);
+  const SimRule& rule =
+      scenario->match(inv.bundle, inv.persona, inv.task, *call, prompt, {inv.model, inv.effort});
   const std::string session = "sim-" + inv.persona + "-" +
                               (inv.task.empty() ? "bundle" : inv.task) + "-" +
                               std::to_string(*call);

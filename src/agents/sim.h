@@ -76,6 +76,8 @@ struct SimRule {
   std::optional<int> call;
   std::optional<int> after_call;
   std::string dispatch_contains;
+  // The launch runs at this model or reasoning effort (--model, --effort).
+  std::optional<std::string> setting;
   long long latency_ms = 0;
   std::vector<SimFile> files;
   Json result;  // null: a generic DONE result
@@ -99,9 +101,11 @@ struct SimScenario {
   static Expected<SimScenario> load(const std::string& path);
   static Expected<SimScenario> parse(const Json& doc, const std::string& origin);
   // The rule for this launch: the persona's first matching rule, else the
-  // default. `bundle` and `task` are "" for none.
+  // default. `bundle`, `task` and `settings` (the launch's model and
+  // effort) are "" for none.
   const SimRule& match(const std::string& bundle, const std::string& persona,
-                       const std::string& task, int call, const std::string& prompt) const;
+                       const std::string& task, int call, const std::string& prompt,
+                       const std::vector<std::string>& settings = {}) const;
   // Whether a rule depends on the launch count ("call", "after_call") or on
   // the prompt ("dispatch_contains"). Only then does the agent keep launch
   // counters, and the runtime write prompt files: each is a file created
@@ -119,6 +123,8 @@ struct SimInvocation {
   std::string state_dir;    // launch counters; empty: no counting (call 1)
   std::string prompt_file;  // optional: the prompt, for dispatch_contains
   std::string resume;       // session id of a --resume call, else empty
+  std::string model;        // --model, else empty
+  std::string effort;       // --effort, else empty
   // CLOCK_MONOTONIC (ns) when the runtime started this call: the rule's
   // latency counts from there. Unset: from this process's start of waiting.
   std::optional<long long> launched_at_ns;

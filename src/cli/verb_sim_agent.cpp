@@ -19,6 +19,8 @@ int verb_sim_agent(const VerbArgs& args) {
       .option("state", "directory for the per-persona launch counters")
       .option("prompt-file", "the prompt, for dispatch_contains rules")
       .option("resume", "answer a resume call for this session id")
+      .option("model", "the model the launch runs at, for setting rules")
+      .option("effort", "the reasoning effort the launch runs at, for setting rules")
       .option("launched-at",
               "CLOCK_MONOTONIC nanoseconds when the call was launched; the latency counts from "
               "there");
@@ -32,6 +34,8 @@ int verb_sim_agent(const VerbArgs& args) {
   inv.state_dir = parsed->get_or("state", "");
   inv.prompt_file = parsed->get_or("prompt-file", "");
   inv.resume = parsed->get_or("resume", "");
+  inv.model = parsed->get_or("model", "");
+  inv.effort = parsed->get_or("effort", "");
   if (auto at = parsed->get("launched-at")) {
     auto ns = parse_int(*at);
     if (!ns || *ns < 0)

@@ -37,6 +37,8 @@ constexpr Verb kVerbs[] = {
     {"answer", "answer what a bundle or task waits for, so its run can go on", verb_answer},
     {"discuss", "several perspectives critique one artifact at once; code decides consensus",
      verb_discuss},
+    {"fix", "the bounded fix and re-review loop on one branch, with the escalation diagnosis",
+     verb_fix},
     {"critique", "one perspective's critique of one artifact, on its backend or a fallback",
      verb_critique},
     {"board", "serve a run's live board in a browser, each event pushed as it happens", verb_board},

@@ -72,5 +72,6 @@ int verb_answer(const VerbArgs& args);
 int verb_metrics(const VerbArgs& args);
 int verb_critique(const VerbArgs& args);
 int verb_discuss(const VerbArgs& args);
+int verb_fix(const VerbArgs& args);
 
 }  // namespace devgraph

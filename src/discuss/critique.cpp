@@ -34,13 +34,9 @@ std::string report_lines(const DiscussPerspective& p) {
   return out.empty() ? std::string("- nothing more\n") : out;
 }
 
-// Text for one line of a record: control characters become spaces, and a
-// long text keeps its first 300 bytes.
+// Text for one line of a record: a long text keeps its first 300 bytes.
 std::string one_line(const std::string& text) {
-  std::string out = text.size() > 300 ? clip(text, 300) + "..." : text;
-  for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-  return out;
+  return devgraph::one_line(text, 300);
 }
 
 std::string seconds_text(long long ms) {
@@ -167,13 +163,6 @@ Expected<CritiqueAnswer> critique(const CritiqueRequest& req) {
     cfg.max_pause = std::chrono::milliseconds(0);
     CritiqueAttempt attempt;
     attempt.backend = order[i];
-    auto runtime = agents::PersonaRuntime::create(cfg);
-    if (!runtime) {
-      attempt.outcome = "launch_failed";
-      attempt.reason = one_line(runtime.error().message);
-      answer.attempts.push_back(attempt);
-      continue;
-    }
     agents::LaunchRequest launch;
     launch.persona = rules.persona;
     launch.dispatch = dispatch;
@@ -181,22 +170,15 @@ Expected<CritiqueAnswer> critique(const CritiqueRequest& req) {
     launch.run_dir = dirname_of(artifact);
     launch.skill_dir = *skill;
     launch.output_path = join_path(req.dir, order[i] + ".out");
-    auto id = (*runtime)->launch(launch);
-    if (!id) return usage(id.error().message);
-    int stopped_by = 0;
-    std::optional<agents::Completion> done;
-    while (auto ev = (*runtime)->next_event()) {
-      if (ev->kind == agents::RuntimeEvent::Kind::interrupted) {
-        if (!stopped_by) stopped_by = ev->signal;
-        (*runtime)->stop_all();
-      } else if (ev->kind == agents::RuntimeEvent::Kind::completed && ev->completion) {
-        done = ev->completion;
-      }
+    auto done = agents::run_to_completion(cfg, launch);
+    if (!done && done.error().kind == ErrorKind::internal) {
+      attempt.outcome = "launch_failed";
+      attempt.reason = one_line(done.error().message);
+      answer.attempts.push_back(attempt);
+      continue;
     }
-    if (stopped_by)
-      return fail(ErrorKind::interrupted, "stopped by " + stop_signal_name(stopped_by),
-                  128 + stopped_by);
-    if (!done) return fail("the critic of " + p->name + " never completed");
+    if (!done && done.error().kind == ErrorKind::usage) return usage(done.error().message);
+    if (!done) return done.error();
     attempt.outcome = std::string(agents::outcome_name(done->outcome));
     attempt.elapsed_ms = done->elapsed.count();
     attempt.cost_usd = done->cost_usd;

@@ -81,6 +81,50 @@ const Json& at(const Json& obj, const char* key) {
   return it == obj.end() ? null_json : *it;
 }
 
+// GRAPH.yaml `fix`: absent keeps the defaults; the loop runs at least once.
+Status read_fix(const Reader& r, const Json& f, FixRules& out) {
+  if (f.is_null()) return {};
+  if (!f.is_object()) return r.bad("fix", "a mapping");
+  DG_TRY(out.max_loops, r.integer(at(f, "max_loops"), "fix.max_loops", out.max_loops));
+  if (out.max_loops < 1) return r.bad("fix.max_loops", "1 or more");
+  DG_TRY(out.fixer, r.str(at(f, "fixer"), "fix.fixer", true));
+  DG_TRY(out.reviewer, r.str(at(f, "reviewer"), "fix.reviewer", true));
+  DG_TRY(out.reviewer_backend, r.str(at(f, "reviewer_backend"), "fix.reviewer_backend", false));
+  DG_TRY(out.diagnosis_persona, r.str(at(f, "diagnosis_persona"), "fix.diagnosis_persona", true));
+  const Json& gate = at(f, "final_gate");
+  if (!gate.is_null() && !gate.is_boolean()) return r.bad("fix.final_gate", "true or false");
+  out.final_gate = gate.is_boolean() && gate.get<bool>();
+  DG_TRY(out.final_gate_backend,
+         r.str(at(f, "final_gate_backend"), "fix.final_gate_backend", false));
+  return {};
+}
+
+// GRAPH.yaml `escalation`: each backend's ladder names the setting it
+// raises and at least one step, each once.
+Status read_escalation(const Reader& r, const Json& e, EscalationRules& out) {
+  if (e.is_null()) return {};
+  if (!e.is_object()) return r.bad("escalation", "a mapping");
+  DG_TRY(out.max_raises, r.integer(at(e, "max_raises"), "escalation.max_raises", out.max_raises));
+  if (out.max_raises < 0) return r.bad("escalation.max_raises", "0 or more");
+  const Json& ladder = at(e, "ladder");
+  if (ladder.is_null()) return {};
+  if (!ladder.is_object()) return r.bad("escalation.ladder", "a mapping of backends");
+  for (auto it = ladder.begin(); it != ladder.end(); ++it) {
+    std::string field = "escalation.ladder." + it.key();
+    if (!it->is_object()) return r.bad(field, "a mapping");
+    EscalationLadder l;
+    DG_TRY(l.setting, r.str(at(*it, "setting"), field + ".setting", true));
+    if (l.setting != "model" && l.setting != "effort")
+      return r.bad(field + ".setting", "model or effort, not " + l.setting);
+    DG_TRY(l.steps, r.strings(at(*it, "steps"), field + ".steps"));
+    std::set<std::string> seen(l.steps.begin(), l.steps.end());
+    if (l.steps.empty() || seen.size() != l.steps.size())
+      return r.bad(field + ".steps", "a list of distinct settings, weakest first");
+    out.ladder.emplace(it.key(), std::move(l));
+  }
+  return {};
+}
+
 // GRAPH.yaml `discuss`: absent is no critique at all; present, every
 // perspective is named once and says whom it speaks as and which backend
 // runs it, and every round names perspectives there are.
@@ -342,6 +386,8 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
          r.str(at(cleanup, "default_strategy"), "cleanup.default_strategy", false));
 
   DG_CHECK(read_discuss(r, at(doc, "discuss"), g.discuss));
+  DG_CHECK(read_fix(r, at(doc, "fix"), g.fix));
+  DG_CHECK(read_escalation(r, at(doc, "escalation"), g.escalation));
 
   const Json& per_bundle = at(at(doc, "budgets"), "per_bundle");
   {
@@ -463,6 +509,11 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
   }
 
   g.index();
+  for (const auto& [field, name] :
+       {std::pair<const char*, const std::string&>{"fix.fixer", g.fix.fixer},
+        {"fix.reviewer", g.fix.reviewer},
+        {"fix.diagnosis_persona", g.fix.diagnosis_persona}})
+    if (!name.empty() && !g.has_persona(name)) return r.bad(field, "one of personas, not " + name);
   if (!g.discuss.persona.empty() && !g.has_persona(g.discuss.persona))
     return r.bad("discuss.persona", "one of personas, not " + g.discuss.persona);
   for (const auto& round : g.discuss.rounds)

@@ -206,6 +206,35 @@ struct DiscussRules {
   bool operator==(const DiscussRules&) const = default;
 };
 
+// The fix and re-review loop (GRAPH.yaml `fix`; src/fix/).
+struct FixRules {
+  int max_loops = 2;
+  std::string fixer;  // "": no fix section (nothing can run the loop)
+  std::string reviewer;
+  std::string reviewer_backend;  // "": the fixer's backend
+  std::string diagnosis_persona;
+  bool final_gate = false;
+  std::string final_gate_backend;
+
+  bool operator==(const FixRules&) const = default;
+};
+
+// One backend's escalation ladder: which setting a raise changes ("model"
+// or "effort") and its steps, weakest first.
+struct EscalationLadder {
+  std::string setting;
+  std::vector<std::string> steps;
+
+  bool operator==(const EscalationLadder&) const = default;
+};
+
+struct EscalationRules {
+  int max_raises = 2;
+  std::map<std::string, EscalationLadder> ladder;  // by backend name
+
+  bool operator==(const EscalationRules&) const = default;
+};
+
 struct GraphDefaults {
   int max_retries = 2;
   int max_repair_cycles = 3;
@@ -246,6 +275,8 @@ class Graph {
   Observability observability;
   CleanupRules cleanup;
   DiscussRules discuss;
+  FixRules fix;
+  EscalationRules escalation;
   HeadlessSettings headless;
   CapacityModel capacity;
   std::vector<std::string> personas;

@@ -45,15 +45,6 @@ std::vector<std::string> split_lines(const std::string& text) {
   return out;
 }
 
-// Text for one line of an issue: newlines and other control characters
-// become spaces.
-std::string one_line(const std::string& text) {
-  std::string out = text;
-  for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-  return out;
-}
-
 std::string join_set(const std::set<std::string>& items, const std::string& sep) {
   return devgraph::join(std::vector<std::string>(items.begin(), items.end()), sep);
 }

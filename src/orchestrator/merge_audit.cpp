@@ -63,11 +63,9 @@ bool valid_git_range(std::string_view range) {
   return revision_chars(a) && revision_chars(b);
 }
 
-// One line: newlines and tabs to spaces, clipped.
-std::string one_line(std::string text) {
-  for (char& c : text)
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  return text.size() > kReasonChars ? clip(text, kReasonChars) + "..." : text;
+// One line, clipped.
+std::string reason_line(const std::string& text) {
+  return one_line(text, kReasonChars);
 }
 
 std::string first_parent_range(const std::string& merge) {
@@ -116,7 +114,7 @@ Expected<MergeAuditRequest> parse_merge_audit_request(const Json& doc, std::stri
   DG_TRY(r.diff_file, str("diff_file"));
   DG_TRY(r.git_range, str("git_range"));
   if ((r.merge_commit.size() != 40 && r.merge_commit.size() != 64) || !is_lower_hex(r.merge_commit))
-    return usage(where + ": merge_commit '" + one_line(r.merge_commit) +
+    return usage(where + ": merge_commit '" + reason_line(r.merge_commit) +
                  "' is not a full commit hash");
   if (r.repo.empty() || r.repo.front() != '/')
     return usage(where + ": repo is not an absolute path");
@@ -130,7 +128,7 @@ Expected<MergeAuditRequest> parse_merge_audit_request(const Json& doc, std::stri
       return usage(where + ": diff_file " + r.diff_file + " is not a file");
   }
   if (!r.git_range.empty() && !valid_git_range(r.git_range))
-    return usage(where + ": git_range '" + one_line(r.git_range) + "' is not a range A..B");
+    return usage(where + ": git_range '" + reason_line(r.git_range) + "' is not a range A..B");
   if (r.default_branch.empty()) return usage(where + ": default_branch is empty");
   return r;
 }
@@ -173,15 +171,15 @@ AuditJudgement judge_audit(const agents::Completion& c, int dispatch) {
   AuditJudgement j;
   if (c.outcome != agents::Outcome::result) {
     std::string why = c.error.empty() ? json_str(c.result, "summary") : c.error;
-    j.reason = one_line(c.outcome == agents::Outcome::malformed_result
-                            ? "the auditor's result is not a valid agent result: " + why
-                            : "the auditor's run ended as " +
-                                  std::string(agents::outcome_name(c.outcome)) + ": " + why);
+    j.reason = reason_line(c.outcome == agents::Outcome::malformed_result
+                               ? "the auditor's result is not a valid agent result: " + why
+                               : "the auditor's run ended as " +
+                                     std::string(agents::outcome_name(c.outcome)) + ": " + why);
     return j;
   }
   auto findings = parse_findings(c.result);
   if (!findings) {
-    j.reason = one_line(findings.error().message);
+    j.reason = reason_line(findings.error().message);
     return j;
   }
   std::string status = json_str(c.result, "status");
@@ -197,13 +195,13 @@ AuditJudgement judge_audit(const agents::Completion& c, int dispatch) {
     if (dispatch < kMaxAuditDispatches) {
       j.step = AuditStep::dispatch_again;
     } else {
-      j.reason = one_line("the auditor still needs context after the range was recomputed: " +
-                          listed("missing_context"));
+      j.reason = reason_line("the auditor still needs context after the range was recomputed: " +
+                             listed("missing_context"));
     }
   } else if (status == "BLOCKED") {
-    j.reason = one_line("the auditor is blocked: " + listed("blockers"));
+    j.reason = reason_line("the auditor is blocked: " + listed("blockers"));
   } else {
-    j.reason = one_line("the auditor answered " + status + ", which an audit cannot take");
+    j.reason = reason_line("the auditor answered " + status + ", which an audit cannot take");
   }
   return j;
 }
@@ -420,7 +418,7 @@ Expected<MergeAuditRequest> load_request(const std::string& dir, const std::stri
   std::string path = join_path(dir, "request.json");
   if (!path_exists(path)) return usage("no request: " + path + " does not exist");
   auto doc = load_json_file(path);
-  if (!doc) return usage(one_line(doc.error().message));
+  if (!doc) return usage(reason_line(doc.error().message));
   return parse_merge_audit_request(*doc, key);
 }
 
@@ -591,7 +589,7 @@ Expected<std::pair<MergeAuditOutcome, Json>> dispatch_auditor(bundle::Launcher& 
 }
 
 MergeAuditReport error_report(int code, const std::string& message) {
-  return MergeAuditReport{code, std::nullopt, one_line(message)};
+  return MergeAuditReport{code, std::nullopt, reason_line(message)};
 }
 
 MergeAuditReport error_report(const Error& e) {
@@ -603,7 +601,7 @@ MergeAuditReport error_report(const Error& e) {
 MergeAuditReport run_merge_audit(const MergeAuditOptions& opt, CommandRunner& runner) {
   if (!valid_audit_key(opt.key))
     return error_report(kAuditExitUsage,
-                        "--key '" + one_line(opt.key) + "': a key is [a-z0-9._-]+ (e.g. pr-12)");
+                        "--key '" + reason_line(opt.key) + "': a key is [a-z0-9._-]+ (e.g. pr-12)");
   const std::string dir = audit_key_dir(opt.run_dir, opt.key);
   const std::string result_path = join_path(dir, "result.json");
   const std::string lock_path = join_path(dir, ".lock");
@@ -687,7 +685,7 @@ MergeAuditReport run_merge_audit(const MergeAuditOptions& opt, CommandRunner& ru
     return error_report(ok.error());
   MergeAuditReport report{kAuditExitDone, result, ""};
   if (auto ok = remove_audit_worktree(runner, *req); !ok)
-    report.error = "the audit worktree stays: " + one_line(ok.error().message);
+    report.error = "the audit worktree stays: " + reason_line(ok.error().message);
   return report;
 }
 

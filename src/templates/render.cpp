@@ -55,10 +55,16 @@ constexpr std::array kTechLead{"bundle_id"sv,
                                "generation"sv};
 constexpr std::array kMergeAudit{"pr_number"sv, "pr_title"sv, "diff_range"sv, "default_branch"sv,
                                  "merged_at"sv};
+constexpr std::array kFix{"loop"sv,      "max_loops"sv,     "worktree"sv,  "gaps"sv,
+                          "gaps_path"sv, "criteria_line"sv, "validation"sv};
+constexpr std::array kFixReview{"loop"sv,      "worktree"sv,      "base"sv,
+                                "diff_path"sv, "criteria_line"sv, "previous_line"sv};
+constexpr std::array kDiagnosis{"worktree"sv,     "why_stopped"sv,   "gaps_path"sv,
+                                "attempts_dir"sv, "criteria_line"sv, "new_evidence_line"sv};
 constexpr std::array kCritique{"round"sv,    "perspective"sv,  "role"sv,   "focus"sv,
                                "artifact"sv, "context_line"sv, "reports"sv};
 
-const std::array<TemplateSpec, 13> kSpecs{{
+const std::array<TemplateSpec, 16> kSpecs{{
     {"persona-prompt", "the first message of every persona launch", kPersonaPrompt},
     {"result-reminder", "asks a resumed persona for its missing RESULT_JSON line", kResultReminder},
     {"task-brief", "the brief written for each task when the plan is accepted", kTaskBrief},
@@ -72,6 +78,9 @@ const std::array<TemplateSpec, 13> kSpecs{{
     {"tech-lead-dispatch", "the model-driven tech lead (headless disabled)", kTechLead},
     {"merge-audit-dispatch", "merge-auditor: one merged pull request", kMergeAudit},
     {"critique-dispatch", "critic: one perspective on one artifact", kCritique},
+    {"fix-dispatch", "the fixer: one loop of a fix", kFix},
+    {"fix-review-dispatch", "the re-reviewer of a fix loop", kFixReview},
+    {"diagnosis-dispatch", "the diagnosis persona: why gaps survive a fix loop", kDiagnosis},
 }};
 
 bool name_start(char c) {

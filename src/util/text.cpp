@@ -30,6 +30,14 @@ std::string last_line(std::string_view text) {
   return std::string(text.substr(start, end - start));
 }
 
+std::string one_line(std::string_view text, size_t max) {
+  std::string out(text);
+  if (out.size() > max) out = clip(out, max) + "...";
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  return out;
+}
+
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
   std::string item;

@@ -24,4 +24,9 @@ std::vector<std::string> split_list(const std::string& text);
 // command's stderr quoted in a one-line error).
 std::string last_line(std::string_view text);
 
+// `text` for one line of a record, an issue or a message: control
+// characters (newlines, tabs) become spaces; longer than `max` bytes, it
+// keeps a valid UTF-8 prefix of `max` (clip) and "...".
+std::string one_line(std::string_view text, size_t max = std::string::npos);
+
 }  // namespace devgraph

@@ -76,6 +76,10 @@ TEST(ShippedGraph, SameDataAsTheReferenceExceptDevgraphsOwnKeys) {
   // And the multi-perspective critique, a workflow beside the reference's
   // develop skill.
   erase_path(ours, "discuss");
+  // And the fix loop with its escalation ladder (the reference's develop
+  // skill repairs without either).
+  erase_path(ours, "fix");
+  erase_path(ours, "escalation");
   // With the routes and the event its rounds take as gates of the bundle
   // lane.
   for (const char* k :
