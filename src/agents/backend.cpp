@@ -195,7 +195,7 @@ class ClaudeBackend : public Backend {
         "--add-dir",          r.run_dir};
     add_list(argv, "--allowedTools", opt_.allowed_tools);
     add_list(argv, "--disallowedTools", opt_.disallowed_tools);
-    add_option(argv, "--model", opt_.model);
+    add_option(argv, "--model", r.model ? r.model : opt_.model);
     return argv;
   }
   bool can_resume() const override { return true; }
@@ -235,10 +235,10 @@ class CodexBackend : public Backend {
         "--cd",      r.worktree};
     for (auto& w : codex_config_overrides(opt_.cli_telemetry)) argv.push_back(std::move(w));
     add_option(argv, "--add-dir", r.run_dir);
-    add_option(argv, "--model", opt_.model);
-    if (opt_.effort) {
+    add_option(argv, "--model", r.model ? r.model : opt_.model);
+    if (auto effort = r.effort ? r.effort : opt_.effort) {
       argv.push_back("-c");
-      argv.push_back("model_reasoning_effort=\"" + *opt_.effort + "\"");
+      argv.push_back("model_reasoning_effort=\"" + *effort + "\"");
     }
     argv.push_back(p.text);
     return argv;
@@ -332,7 +332,7 @@ class GeminiBackend : public Backend {
     // and the other personas' results in the run directory.
     add_option(argv, "--include-directories", r.skill_dir);
     add_option(argv, "--include-directories", r.run_dir);
-    add_option(argv, "--model", opt_.model);
+    add_option(argv, "--model", r.model ? r.model : opt_.model);
     return argv;
   }
   bool can_resume() const override { return true; }
@@ -402,7 +402,7 @@ std::string fill_template(std::string word, const LaunchRequest& r, const Prompt
                           const BackendOptions& opt) {
   const std::pair<std::string, std::string> subs[] = {
       {"{prompt_file}", p.file},       {"{worktree}", r.worktree},
-      {"{persona}", r.persona},        {"{model}", opt.model.value_or("")},
+      {"{persona}", r.persona},        {"{model}", r.model.value_or(opt.model.value_or(""))},
       {"{task}", r.task.value_or("")}, {"{run_dir}", r.run_dir}};
   for (const auto& [key, value] : subs) {
     size_t at = 0;
@@ -460,8 +460,8 @@ class SimBackend : public Backend {
     add_option(argv, "--bundle", opt_.bundle);
     add_option(argv, "--state", opt_.sim_state_dir);
     add_option(argv, "--prompt-file", p.file);
-    add_option(argv, "--model", opt_.model);
-    add_option(argv, "--effort", opt_.effort);
+    add_option(argv, "--model", r.model ? r.model : opt_.model);
+    add_option(argv, "--effort", r.effort ? r.effort : opt_.effort);
     // The argv is built just before the spawn: the simulated latency then
     // counts from the launch, start-up included, as a real CLI's does.
     argv.push_back("--launched-at");

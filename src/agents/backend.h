@@ -84,6 +84,10 @@ struct LaunchRequest {
   std::string worktree;             // the CLI's working directory
   std::string run_dir;              // granted with --add-dir
   std::string skill_dir;            // where agents/<persona>.md lives
+  // This launch's own model and reasoning effort, over the backend's (a
+  // fix loop's escalation raises one launch, not the whole runtime).
+  std::optional<std::string> model;
+  std::optional<std::string> effort;
   // Where the CLI's stdout and stderr of every attempt are appended
   // (bounded tails, for diagnosis); empty: not kept.
   std::string output_path;

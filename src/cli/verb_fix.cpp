@@ -85,6 +85,9 @@ int verb_fix(const VerbArgs& args) {
       .option("raise-decision",
               "a person's recorded decision (JSON: from, to, reason, approver, at) to raise past "
               "the cap")
+      .flag("final-gate",
+            "a second review on GRAPH.yaml fix.final_gate_backend before SHIP (also "
+            "fix.final_gate); a disagreement is an appeal for a person")
       .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
       .option("agent", "agent backend: " + agents::backend_choices())
       .option("claude-bin", "the claude CLI binary (tests pass a fake)")
@@ -118,6 +121,7 @@ int verb_fix(const VerbArgs& args) {
   req.backend = agent;
   req.model = a->get("model");
   req.validate = a->all("validate");
+  if (a->flag("final-gate")) req.rules.final_gate = true;
   if (auto m = a->get("max-loops")) {
     auto n = parse_int(*m);
     if (!n || *n < 1 || *n > 20)

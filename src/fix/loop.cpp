@@ -50,8 +50,8 @@ struct Loop {
 
   // The reviewer on the branch as it is now: a review, BLOCKED when the
   // persona gave none that can be read.
-  Expected<Review> review(int n) {
-    const std::string dir = loop_dir(n);
+  Expected<Review> review(int n, bool final_gate = false) {
+    const std::string dir = final_gate ? join_path(loop_dir(n), "final-gate") : loop_dir(n);
     DG_CHECK(make_directories(dir));
     auto diff = git.diff(req.base + "...HEAD");
     const std::string diff_path = join_path(dir, "diff.patch");
@@ -60,6 +60,10 @@ struct Loop {
     if (n > 0)
       previous = "The gaps of the previous review are at `" +
                  join_path(loop_dir(n - 1), "gaps.md") + "`; judge the branch, not that list.";
+    if (final_gate)
+      previous =
+          "You are the final gate: a second review, independent of the one that found "
+          "nothing blocking. Judge the branch from the diff and the code alone.";
     templates::Values v{{"loop", std::to_string(n)},
                         {"worktree", req.worktree},
                         {"base", req.base},
@@ -68,10 +72,17 @@ struct Loop {
                         {"previous_line", previous}};
     DG_TRY(auto dispatch,
            templates::render_skill_template(req.skill_dir, "fix-review-dispatch", v));
-    PersonaCall call{"review",
+    std::string backend =
+        req.rules.reviewer_backend.empty() ? req.backend : req.rules.reviewer_backend;
+    // The final gate runs on its own backend, unless the loop plays every
+    // persona on one (the simulated agent, a command).
+    if (final_gate && !req.rules.final_gate_backend.empty() && req.backend != "sim" &&
+        req.backend != "command")
+      backend = req.rules.final_gate_backend;
+    PersonaCall call{final_gate ? "final_gate" : "review",
                      req.rules.reviewer,
                      dispatch,
-                     req.rules.reviewer_backend.empty() ? req.backend : req.rules.reviewer_backend,
+                     backend,
                      std::nullopt,
                      std::nullopt,
                      join_path(dir, "review")};
@@ -421,6 +432,29 @@ struct Loop {
 
   // Each gap of the first review as the last review shows it: fixed only
   // when a review that could judge the branch no longer lists it.
+  // The final gate: a second review on another backend. When it does not
+  // agree that the branch ships, neither verdict wins: an appeal waits for
+  // a person, the work still in progress.
+  Status final_gate(int n) {
+    DG_TRY(auto gate, review(n, true));
+    log("final_gate", Json{{"verdict", std::string(verdict_name(gate.verdict))}});
+    if (gate.verdict == Verdict::ship) return {};
+    Appeal ap;
+    ap.reviewer_verdict = "SHIP";
+    ap.reviewer_evidence = out.route;
+    ap.final_gate_verdict = std::string(verdict_name(gate.verdict));
+    std::vector<Gap> held = blocking(gate);
+    ap.final_gate_evidence = held.empty() ? one_line(gate.reason) : render_gap(held.front());
+    ap.criterion = held.empty() ? one_line(gate.reason) : one_line(held.front().description);
+    appeal = ap;
+    out.why_stopped = "the final gate does not agree that the branch ships";
+    stop("appeal", "an appeal waits for a person: neither review overrides the other",
+         "does the branch ship? the reviewer says SHIP, the final gate " + ap.final_gate_verdict +
+             " on: " + ap.criterion);
+    return {};
+  }
+  std::optional<Appeal> appeal;
+
   void finish_reports() {
     std::set<std::string> open;
     for (const auto& g : out.review.gaps) open.insert(gap_key(g));
@@ -456,6 +490,7 @@ struct Loop {
       out.review = current;
       if (current.verdict == Verdict::ship) {
         stop("ship", n ? "the re-review found no blocking gap" : "the review found none");
+        if (req.rules.final_gate) DG_CHECK(final_gate(n));
         break;
       }
       std::string why;
@@ -493,6 +528,7 @@ struct Loop {
       in.max_attempts = req.rules.max_loops;
       in.escalations = out.raises_used;
       in.max_escalations = req.escalation.max_raises;
+      in.appeal = appeal;
       out.record = join_path(req.dir, "diagnosis.md");
       DG_CHECK(write_file_atomic(out.record, render_record(in)));
     }

@@ -37,6 +37,11 @@
 //   failing, end "blocked" with the error. ambiguous-spec ends
 //   "needs_person" with the readings as the question. overdesigned-plan
 //   ends "replan" with the machinery named.
+// - With fix.final_gate, a SHIP is reviewed once more on
+//   fix.final_gate_backend (the loop's own backend when that is sim or
+//   command); a final gate that does not say SHIP ends "appeal": both
+//   verdicts with their evidence and the contested criterion go into the
+//   record, and a person decides.
 // - Every stop that is not SHIP writes the record (render_record) to
 //   <dir>/diagnosis.md. Files: <dir>/loop-N/{fixer,review,diagnosis}.json,
 //   validation.json, diff.patch; <dir>/fix.json is the outcome.
@@ -123,7 +128,7 @@ struct GapReport {
 };
 
 struct FixOutcome {
-  std::string end;  // ship, needs_person, blocked, replan
+  std::string end;  // ship, needs_person, blocked, replan, appeal
   Review review;    // the last verdict
   int loops = 0;
   std::vector<std::string> commits;

@@ -339,6 +339,29 @@ TEST_F(FixCli, AValidationCommandThatCannotRunIsAnEnvironmentFailureReportedWith
       << res.dump();
 }
 
+TEST_F(FixCli, AFinalGateThatDisagreesParksAnAppealAndNeitherVerdictWins) {
+  test::write_text(s / "review.md", "- [HIGH] a.txt says a — src/a.txt:1\n");
+  Json fixed = result("DONE", "fixed");
+  fixed["fixes"] = Json::array({{{"gap", 1}, {"files", {"src/a.txt"}}}});
+  when("developer", "Fix loop 1 of",
+       {{"files", Json::array({file("src/a.txt", "alpha\n")})}, {"result", fixed}});
+  when("code-reviewer", "You are the final gate",
+       {{"result",
+         review({finding("src/a.txt", "alpha is not what the criteria ask for", "Critical")})}});
+  when("code-reviewer", "review 1 of a fix loop", {{"result", review(Json::array())}});
+  auto r = fix({"--review", s / "review.md", "--final-gate"});
+  ASSERT_EQ(r.exit_code, 2) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["end"], "appeal");
+  EXPECT_EQ(res["verdict"], "SHIP");  // the ordinary review's, kept as it was
+  std::string record = test::slurp(out_dir + "/diagnosis.md");
+  EXPECT_NE(record.find("## Appeal"), std::string::npos) << record;
+  EXPECT_NE(record.find("alpha is not what the criteria ask for"), std::string::npos) << record;
+  EXPECT_NE(record.find("FIX-FIRST"), std::string::npos) << record;
+  // The fix itself stays committed; nothing was undone or pushed.
+  EXPECT_EQ(git({"log", "--format=%s", "-1"}), "fix: a.txt says a\n");
+}
+
 TEST_F(FixCli, BadInputIsOneLineAndNothingRuns) {
   auto both = test::run_devgraph({"fix", "--worktree", worktree, "--branch", "feature"}, env);
   EXPECT_EQ(both.exit_code, 3);

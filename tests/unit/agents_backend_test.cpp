@@ -267,6 +267,35 @@ TEST(Backend, ProviderLimitsAndResetTimes) {
 // codex prints a usage limit's reset as a local clock time when it is
 // today, and with its date when it is on another day (the next morning, or
 // days off): "try again at Dec 5th, 2026 4:42 AM".
+TEST(Backend, ALaunchsOwnModelAndEffortWinOverTheBackends) {
+  BackendOptions opt;
+  opt.kind = BackendKind::codex;
+  opt.model = "gpt-5";
+  auto b = make_backend(opt);
+  ASSERT_TRUE(b.ok());
+  LaunchRequest r = request();
+  r.model = "gpt-5-pro";
+  r.effort = "high";
+  auto argv = (*b)->launch_argv(r, {"PROMPT", ""});
+  auto at = std::find(argv.begin(), argv.end(), "--model");
+  ASSERT_NE(at, argv.end());
+  EXPECT_EQ(*(at + 1), "gpt-5-pro");
+  auto c = std::find(argv.begin(), argv.end(), "model_reasoning_effort=\"high\"");
+  ASSERT_NE(c, argv.end());
+  EXPECT_EQ(*(c - 1), "-c");
+  // Without its own, the launch runs at the backend's model and no effort.
+  argv = (*b)->launch_argv(request(), {"PROMPT", ""});
+  EXPECT_EQ(*(std::find(argv.begin(), argv.end(), "--model") + 1), "gpt-5");
+  for (const auto& w : argv) EXPECT_EQ(w.find("model_reasoning_effort"), std::string::npos) << w;
+  BackendOptions claude;
+  claude.binary = "/bin/fake-claude";
+  auto cb = make_backend(claude);
+  ASSERT_TRUE(cb.ok());
+  r.effort.reset();
+  argv = (*cb)->launch_argv(r, {"PROMPT", ""});
+  EXPECT_EQ(*(std::find(argv.begin(), argv.end(), "--model") + 1), "gpt-5-pro");
+}
+
 TEST(Backend, CodexUsageLimitResetOnAnotherDayKeepsItsDate) {
   auto local = [](int year, int month, int day, int hour, int minute) {
     std::tm t{};
