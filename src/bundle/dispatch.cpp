@@ -102,6 +102,8 @@ Expected<std::uint64_t> PersonaDispatch::launch(const Visit& v, const std::strin
   req.task = v.task;
   req.dispatch = dispatch;
   req.output_path = layout_.output(v.persona, v.task);
+  req.model = v.model;
+  req.effort = v.effort;
   crash_.reach("launch", subject(layout_, v.task, v.persona));
   DG_TRY(auto id, launcher_.launch(req));
   live_[id] = v;

@@ -95,6 +95,10 @@ struct Visit {
   std::optional<std::string> task;
   std::string node;
   long long moves = 0;
+  // This launch's own model and effort (a fix loop's raise); nullopt: the
+  // runtime's.
+  std::optional<std::string> model = std::nullopt;
+  std::optional<std::string> effort = std::nullopt;
 };
 
 class PersonaDispatch {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include "bundle/words.h"
+#include "util/words.h"
 #include "util/text.h"
 
 namespace devgraph::bundle {

@@ -7,7 +7,7 @@
 #include "bundle/answer.h"
 #include "bundle/critique_gate.h"
 #include "bundle/recovery.h"
-#include "bundle/words.h"
+#include "util/words.h"
 #include "lane/routes.h"
 #include "proc/stop_signals.h"
 #include "schedule/schedule.h"

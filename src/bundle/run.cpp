@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "agents/headless.h"
 #include "agents/runtime.h"
 #include "bundle/driver.h"
 #include "bundle/launcher.h"
@@ -16,21 +17,6 @@
 
 namespace devgraph::bundle {
 
-agents::BackendOptions headless_backend(const HeadlessSettings& h, const BackendFlags& flags) {
-  agents::BackendOptions b;
-  b.kind = flags.kind;
-  b.binary = flags.binary;
-  b.model = flags.model ? flags.model : h.model;
-  b.permission_mode = h.permission_mode;
-  b.max_turns = h.max_turns_per_persona;
-  b.allowed_tools = h.allowed_tools;
-  b.disallowed_tools = h.disallowed_tools;
-  const char* telemetry = std::getenv("DEVGRAPH_CLI_TELEMETRY");
-  b.cli_telemetry = telemetry && std::string_view(telemetry) == "1";
-  b.sim_scenario = flags.sim_scenario;
-  b.command_template = flags.agent_command;
-  return b;
-}
 namespace {
 
 RunBundleReport usage_report(const std::string& why) {
@@ -93,8 +79,9 @@ RunBundleReport run_bundle(const RunBundleRequest& request) {
 
   agents::RuntimeConfig cfg;
   const HeadlessSettings& h = graph->headless;
-  cfg.backend = headless_backend(h, BackendFlags{*kind, request.agent_bin, request.model,
-                                                 request.sim_scenario, request.agent_command});
+  cfg.backend = agents::headless_backend(
+      h, agents::BackendFlags{*kind, request.agent_bin, request.model, request.sim_scenario,
+                              request.agent_command});
   // The project's own test and build programs, and devgraph's read-only
   // verbs, are allowed too.
   auto recorded = [&](const char* key) {

@@ -16,23 +16,6 @@
 
 namespace devgraph::bundle {
 
-// The backend flags run-bundle and audit-merge share.
-struct BackendFlags {
-  agents::BackendKind kind = agents::BackendKind::claude;
-  std::string binary;  // --claude-bin
-  std::optional<std::string> model;
-  std::string sim_scenario;
-  std::vector<std::string> agent_command;
-};
-
-// A persona runtime's backend from GRAPH.yaml `headless` and the flags:
-// --model over the graph's model, the permission mode, turns and tool
-// lists, and the CLIs' telemetry as $DEVGRAPH_CLI_TELEMETRY says
-// (agents/cli_setup.h). The caller adds what is its own (extra tools,
-// state directories).
-agents::BackendOptions headless_backend(const HeadlessSettings& headless,
-                                        const BackendFlags& flags);
-
 struct RunBundleRequest {
   std::string run_dir;
   std::string bundle;

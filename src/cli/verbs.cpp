@@ -4,7 +4,7 @@
 #include <cstring>
 #include <exception>
 
-#include "bundle/words.h"
+#include "util/words.h"
 #include "util/console.h"
 
 namespace devgraph {
@@ -108,7 +108,7 @@ Expected<std::vector<std::string>> agent_command_template(const std::optional<st
   if (!flag) return std::vector<std::string>{};
   if (agent != "command")
     return fail("argument --agent-command: only with --agent command (got --agent " + agent + ")");
-  auto words = bundle::split_command(*flag);
+  auto words = split_command(*flag);
   if (!words) return fail("argument --agent-command: " + words.error().message);
   return std::move(*words);
 }

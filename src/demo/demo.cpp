@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "bundle/placement.h"
-#include "bundle/words.h"
+#include "util/words.h"
 #include "demo/sample.h"
 #include "git/git.h"
 #include "graph/graph.h"
@@ -57,7 +57,7 @@ Status must(const std::string& dir, std::vector<std::string> argv) {
 }
 
 Expected<bool> tests_pass(const std::string& dir) {
-  DG_TRY(auto argv, bundle::split_command(kSampleTestCommand));
+  DG_TRY(auto argv, split_command(kSampleTestCommand));
   DG_TRY(auto r, run_in(dir, std::move(argv)));
   return r.ok();
 }

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "agents/headless.h"
 #include "agents/runtime.h"
-#include "bundle/run.h"
 #include "proc/stop_signals.h"
 #include "skill/skill.h"
 #include "templates/render.h"
@@ -137,9 +137,9 @@ Expected<CritiqueAnswer> critique(const CritiqueRequest& req) {
   const std::string key = p->name;
   for (size_t i = 0; i < order.size(); ++i) {
     agents::RuntimeConfig cfg;
-    cfg.backend = bundle::headless_backend(
+    cfg.backend = agents::headless_backend(
         graph->headless,
-        bundle::BackendFlags{kinds[i], kinds[i] == agents::BackendKind::claude ? req.agent_bin : "",
+        agents::BackendFlags{kinds[i], kinds[i] == agents::BackendKind::claude ? req.agent_bin : "",
                              req.model, req.sim_scenario, req.agent_command});
     // A critic reads; whatever the graph lets other personas do.
     cfg.backend.allowed_tools = {"Read", "Grep", "Glob"};

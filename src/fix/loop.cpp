@@ -4,10 +4,10 @@
 #include <set>
 
 #include "agents/result.h"
-#include "bundle/words.h"
 #include "templates/render.h"
 #include "util/fs.h"
 #include "util/text.h"
+#include "util/words.h"
 
 namespace devgraph::fix {
 namespace {
@@ -169,7 +169,7 @@ struct Loop {
     for (const auto& text : req.validate) {
       Validation v;
       v.command = text;
-      auto argv = bundle::split_command(text);
+      auto argv = split_command(text);
       if (!argv || argv->empty()) {
         v.exit_code = 127;
         v.output_tail = argv ? "an empty command" : argv.error().message;
@@ -355,6 +355,11 @@ struct Loop {
           setting = it->second.setting;
         std::string current =
             setting == "effort" ? out.effort.value_or("") : out.model.value_or("");
+        // No setting given: the CLI's default counts as the ladder's first
+        // step, so a raise never lands below it.
+        if (auto l = ladder.find(req.backend);
+            current.empty() && l != ladder.end() && !l->second.empty())
+          current = l->second.front();
         Raise r =
             next_raise(ladder, req.backend, current, out.raises_used, req.escalation.max_raises);
         bool decided = false;

@@ -27,7 +27,8 @@
 //   (fix/diagnosis.h): code decides where the evidence does, else the
 //   diagnosis persona proposes and check_proposal() checks it (a refused
 //   or unreadable proposal ends "needs_person" with its reason).
-// - Routes: model-capacity raises one step on the backend's ladder and
+// - Routes: model-capacity raises one step on the backend's ladder (with
+//   no model or effort given, the CLI's default counts as the first step) and
 //   grants one loop, at most escalation.max_raises raises per subject
 //   (`raises_used` counts earlier ones); past the cap only a RaiseDecision
 //   naming exactly that step allows it, else end "needs_person".

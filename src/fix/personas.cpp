@@ -1,7 +1,7 @@
 #include "fix/personas.h"
 
+#include "agents/headless.h"
 #include "agents/runtime.h"
-#include "bundle/run.h"
 #include "contracts/schema.h"
 #include "skill/skill.h"
 #include "util/fs.h"
@@ -14,9 +14,9 @@ Expected<PersonaAnswer> RuntimePersonas::run(const PersonaCall& call) {
     return fail(ErrorKind::usage,
                 "backend " + call.backend + ": expected one of " + agents::backend_choices());
   agents::RuntimeConfig cfg;
-  cfg.backend = bundle::headless_backend(
+  cfg.backend = agents::headless_backend(
       graph_.headless,
-      bundle::BackendFlags{*kind, *kind == agents::BackendKind::claude ? flags_.agent_bin : "",
+      agents::BackendFlags{*kind, *kind == agents::BackendKind::claude ? flags_.agent_bin : "",
                            call.model, flags_.sim_scenario, flags_.agent_command});
   cfg.backend.effort = call.effort;
   if (call.role != "fix") {

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "bundle/layout.h"
-#include "bundle/words.h"
+#include "util/words.h"
 #include "git/git.h"
 #include "lane/lane.h"
 #include "lane/routes.h"
@@ -342,7 +342,7 @@ struct AfterDelivery::Impl {
     for (const char* key : {"test", "build"}) {
       std::string text = cmds.is_object() ? json_str(cmds, key) : std::string();
       if (text.empty()) continue;
-      auto argv = bundle::split_command(text);
+      auto argv = split_command(text);
       if (!argv || argv->empty()) continue;
       CommandSpec spec;
       spec.argv = *argv;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "agents/backend.h"
+#include "agents/headless.h"
 #include "bundle/launcher.h"
 #include "bundle/limits_client.h"
 #include "bundle/run.h"
@@ -459,9 +460,9 @@ Expected<Setup> set_up(const MergeAuditOptions& opt, const std::string& dir) {
 
   agents::RuntimeConfig& cfg = s.config;
   const HeadlessSettings& h = graph->headless;
-  cfg.backend = bundle::headless_backend(
+  cfg.backend = agents::headless_backend(
       h,
-      bundle::BackendFlags{*kind, opt.agent_bin, opt.model, opt.sim_scenario, opt.agent_command});
+      agents::BackendFlags{*kind, opt.agent_bin, opt.model, opt.sim_scenario, opt.agent_command});
   cfg.backend.sim_state_dir = join_path(dir, "sim");
   cfg.backend.config_dir = join_path(dir, "cli");
   cfg.backend.bundle = opt.key;

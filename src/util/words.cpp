@@ -1,6 +1,6 @@
-#include "bundle/words.h"
+#include "util/words.h"
 
-namespace devgraph::bundle {
+namespace devgraph {
 
 Expected<std::vector<std::string>> split_command(std::string_view text) {
   std::vector<std::string> words;
@@ -64,4 +64,4 @@ Expected<std::vector<std::string>> split_command(std::string_view text) {
   return words;
 }
 
-}  // namespace devgraph::bundle
+}  // namespace devgraph

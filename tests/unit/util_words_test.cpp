@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "bundle/words.h"
+#include "util/words.h"
 
-namespace devgraph::bundle {
+namespace devgraph {
 namespace {
 
 using V = std::vector<std::string>;
@@ -36,4 +36,4 @@ TEST(SplitCommand, RefusesBrokenQuotingAndEmpty) {
 }
 
 }  // namespace
-}  // namespace devgraph::bundle
+}  // namespace devgraph

@@ -17,8 +17,8 @@
 
 #include "util/expected.h"
 
-namespace devgraph::bundle {
+namespace devgraph {
 
 Expected<std::vector<std::string>> split_command(std::string_view text);
 
-}  // namespace devgraph::bundle
+}  // namespace devgraph
