@@ -86,6 +86,7 @@ std::string decision_kind(const std::string& type, const Json& d) {
       {"AUTO_MERGE_ENABLED", "auto-merge"},
       {"ORCHESTRATOR_CORRECTION", "corrected"},
       {"DISCUSS_ROUND_DONE", "critiqued"},
+      {"FIX_DIAGNOSED", "diagnosed"},
   };
   if (type == "NOTE") {
     std::string topic = json_str(d, "topic");
@@ -101,10 +102,11 @@ std::string decision_kind(const std::string& type, const Json& d) {
 // The evidence of a decision: the fields of its event that say why, in
 // one short line.
 std::string evidence_of(const Json& d) {
-  static const char* keys[] = {
-      "round",    "verdict", "severity", "route",   "note",         "status",   "summary",
-      "evidence", "why",     "reason",   "blocker", "error",        "delay_s",  "paused_until",
-      "attempt",  "url",     "head",     "files",   "recovery_why", "question", "persona"};
+  static const char* keys[] = {"round",    "verdict", "severity", "cause",    "route",
+                               "note",     "status",  "summary",  "evidence", "why",
+                               "reason",   "blocker", "error",    "delay_s",  "paused_until",
+                               "attempt",  "url",     "head",     "files",    "recovery_why",
+                               "question", "persona"};
   std::string out;
   for (const char* k : keys) {
     const Json& v = field(d, k);

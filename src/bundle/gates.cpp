@@ -7,12 +7,13 @@
 #include "bundle/answer.h"
 #include "bundle/critique_gate.h"
 #include "bundle/recovery.h"
-#include "util/words.h"
+#include "fix/loop.h"
 #include "lane/routes.h"
 #include "proc/stop_signals.h"
 #include "schedule/schedule.h"
 #include "util/fs.h"
 #include "util/text.h"
+#include "util/words.h"
 
 namespace devgraph::bundle {
 namespace {
@@ -403,8 +404,116 @@ Expected<Step> review_gate(BundleRun& run, const GateInputs& in, const std::stri
                    dump_py(f, 2), "review findings survive: " + clip(r.summary, 300));
 }
 
+// The fix loop's personas as bundle-level visits of repair_bundle, each
+// call its own visit ("repair_bundle/loop-2/fix"), through the bundle's
+// dispatch: its ledger, limits, stop signals and live view.
+class BundleFixPersonas final : public fix::FixPersonas {
+ public:
+  explicit BundleFixPersonas(BundleRun& run) : run_(run) {}
+  Expected<fix::PersonaAnswer> run(const fix::PersonaCall& call) override {
+    Visit v{call.persona,
+            std::nullopt,
+            "repair_bundle/" + basename_of(dirname_of(call.dir)) + "/" + call.role,
+            run_.journal.moves(kBundleCursor),
+            call.model,
+            call.effort};
+    std::optional<PersonaResult> r = run_.dispatch.recorded(v);
+    if (!r) {
+      DG_CHECK(stopping(run_));
+      DG_CHECK(halting(run_));
+      DG_TRY(auto id, run_.dispatch.launch(v, call.dispatch));
+      DG_TRY(auto done, run_.dispatch.wait_for(id));
+      DG_CHECK(stopping(run_));
+      if (done.outcome == kOutcomeWithdrawn)
+        return fail(ErrorKind::refused, run_.dispatch.halted().value_or(done.summary));
+      r = std::move(done);
+    }
+    fix::PersonaAnswer a;
+    a.result = r->raw;
+    a.outcome = r->outcome;
+    a.handle = r->handle;
+    a.session_id = r->session_id;
+    a.cost_usd = r->cost_usd;
+    return a;
+  }
+
+ private:
+  BundleRun& run_;
+};
+
+// Review findings with a blocking gap run the fix loop (fix/loop.h) inside
+// repair_bundle: SHIP goes on to bundle_verify; any other end is a
+// FIX_DIAGNOSED event and a wait for a person, the bundle still in
+// progress. nullopt: the findings are not a review the loop can read (no
+// severity, no file) or hold no blocking gap, and the single repair runs.
+Expected<std::optional<Step>> fix_gate(BundleRun& run, const GateInputs& in) {
+  const std::string node = "repair_bundle";
+  const Graph& g = run.walker.graph();
+  if (g.fix.fixer.empty() || run.journal.previous_node(kBundleCursor) != "final_review")
+    return std::optional<Step>();
+  const int cycle = repairs_of(run);
+  const std::string dir = run.layout.fix_dir(cycle);
+  // The review the loop starts from, kept with the loop: the reviewer's
+  // result file is the loop's re-reviews' too.
+  const std::string start = join_path(dir, "review.json");
+  auto saved = load_json_file(start);
+  Json review;
+  if (saved && saved->is_object()) {
+    review = *saved;
+  } else {
+    auto r = load_json_file(run.layout.result("code-reviewer", std::nullopt));
+    if (!r || !r->is_object() || !r->contains("result")) return std::optional<Step>();
+    review = r->at("result");
+  }
+  auto parsed = fix::review_from_result(review);
+  if (!parsed || parsed->verdict != fix::Verdict::fix_first) return std::optional<Step>();
+  DG_CHECK(make_directories(dir));
+  DG_CHECK(write_file_atomic(start, dump_py(review, 2) + "\n"));
+  fix::FixRequest req;
+  req.worktree = run.ctx.worktree;
+  req.base = run.ctx.base;
+  req.dir = dir;
+  req.subject = "bundle " + run.bundle();
+  req.criteria = is_readable_file(in.spec_path) ? in.spec_path : "";
+  for (const char* k : {"test", "build"})
+    if (!run.command(k).empty()) req.validate.push_back(run.command(k));
+  req.review = *parsed;
+  req.rules = g.fix;
+  req.escalation = g.escalation;
+  req.skill_dir = run.skill_dir;
+  req.backend = in.critique.agent;
+  req.model = in.critique.model;
+  const Json cursor = run.journal.cursor();
+  if (cursor.contains("fix") && cursor.at("fix").is_object())
+    req.raises_used = static_cast<int>(cursor.at("fix").value("raises_used", 0LL));
+  req.command_timeout = in.command_timeout;
+  req.on_log = [&run](const Json& rec) { run.journal.log("fix_" + json_str(rec, "event"), rec); };
+  BundleFixPersonas personas(run);
+  DG_TRY(auto out, fix::run_fix(req, personas, run.git, run.runner));
+  Json merge = {{"fix", {{"raises_used", out.raises_used}}}};
+  Json detail = fix::to_json(out);
+  detail["bundle"] = run.bundle();
+  if (out.end == "ship") {
+    DG_TRY(auto next, run.walker.follow(kLane, node, lane::route::kDone, ""));
+    DG_CHECK(run.journal.move(kBundleCursor, next, lane::done_event(node), merge, detail));
+    return std::optional<Step>(Step{});
+  }
+  DG_CHECK(run.journal.event(lane::event::kFixDiagnosed, detail));
+  auto park = run.walker.shared_node_of_type("cursor_interrupt");
+  if (!park) return fail("GRAPH.yaml has no shared node where a cursor waits for a person");
+  std::string why = "fix loop stopped (" + out.why_stopped + "): " + out.route +
+                    (out.question.empty() ? "" : "; " + out.question);
+  merge.update(waiting_merge(why));
+  DG_CHECK(run.journal.move(
+      kBundleCursor, *park, lane::event::kAwaitingHuman, merge,
+      Json{{"blocker", clip(why, 300)}, {"recovery", "fix_diagnosis"}, {"record", out.record}}));
+  return std::optional<Step>(Step{clip(why, 500), "", false});
+}
+
 Expected<Step> repair_gate(BundleRun& run, const GateInputs& in, const std::string& extra) {
   const std::string node = "repair_bundle";
+  DG_TRY(auto looped, fix_gate(run, in));
+  if (looped) return *looped;
   auto findings = read_file(run.layout.repair_findings());
   templates::Values v{{"bundle_id", run.bundle()},
                       {"worktree", run.ctx.worktree},

@@ -7,7 +7,14 @@
 // Contract:
 // - Every transition follows the node's route in the graph; repair cycles
 //   are bounded by repair_bundle's max_cycles, and a review finding that
-//   survives a repair cycle escalates at once. A persona that stops goes
+//   survives a repair cycle escalates at once.
+// - A final review whose findings hold a blocking gap (severity Critical or
+//   Important, with its file) runs the fix loop (fix/loop.h) inside
+//   repair_bundle, its personas bundle-level visits through the bundle's
+//   dispatch, its files in <bundle>/fix-<cycle>/: SHIP goes on to
+//   bundle_verify; any other end is a FIX_DIAGNOSED event and a wait for a
+//   person with the loop's route and question, the bundle still in
+//   progress. Other findings get the single repair dispatch. A persona that stops goes
 //   through the recovery nodes (bundle/recovery.h).
 // - A persona's result for the bundle cursor's current visit is reused; the
 //   plan, repairs and documentation changes are committed by pathspec once,

@@ -30,6 +30,9 @@ struct BundleLayout {
   std::string review_findings() const { return dir() + "/review-findings.json"; }
   std::string whole_diff() const { return dir() + "/whole-branch.diff"; }
   std::string pr_body() const { return dir() + "/pr-body.md"; }
+  // The fix loop of repair cycle `n` (src/fix/): its loops' files, the
+  // review it started from, the diagnosis record.
+  std::string fix_dir(int n) const { return dir() + "/fix-" + std::to_string(n); }
   // The discuss rounds' records (<round>-discussion.md, written by
   // `devgraph discuss`) and their results (bundle/critique_gate.h).
   std::string discussions() const { return dir() + "/discussions"; }

@@ -32,20 +32,8 @@ Error bad_answer(const std::string& name, const std::string& what) {
   return fail(ErrorKind::usage, "perspective " + name + ": " + what);
 }
 
-// Trimmed, each run of whitespace one space.
 std::string tidy(const std::string& text) {
-  std::string out;
-  bool space = false;
-  for (char c : text) {
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-  }
-  return out;
+  return squeeze_spaces(text);
 }
 
 Expected<std::vector<std::string>> point_list(const Json& answer, const std::string& name,

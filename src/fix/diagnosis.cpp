@@ -10,24 +10,9 @@ namespace {
 
 constexpr std::string_view kEmDash = "\xE2\x80\x94";
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
 // Trimmed, each whitespace run one space: free text on one line.
 std::string tidy(std::string_view text) {
-  std::string out;
-  bool space = false;
-  for (char c : text) {
-    if (is_space(c)) {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-  }
-  return out;
+  return squeeze_spaces(text);
 }
 
 bool could_not_run(const Validation& v) {

@@ -113,18 +113,7 @@ Expected<std::vector<Gap>> gaps_from(const Json& object, const char* key, const 
 
 // Whitespace runs become one space (a reason is one line).
 std::string tidy(std::string_view text) {
-  std::string out;
-  bool space = false;
-  for (char c : text) {
-    if (is_space(c)) {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-  }
-  return out;
+  return squeeze_spaces(text);
 }
 
 Status agrees(Verdict stated, const std::vector<Gap>& gaps) {

@@ -138,6 +138,8 @@ inline constexpr std::string_view kReviewFindings = "REVIEW_FINDINGS";
 inline constexpr std::string_view kRepairCommitted = "BUNDLE_REPAIR_COMMITTED";
 inline constexpr std::string_view kDocReviewFindings = "DOC_REVIEW_FINDINGS";
 inline constexpr std::string_view kDiscussRoundDone = "DISCUSS_ROUND_DONE";
+// A fix loop in repair_bundle stopped short of SHIP (src/fix/).
+inline constexpr std::string_view kFixDiagnosed = "FIX_DIAGNOSED";
 inline constexpr std::string_view kPrCreated = "PR_CREATED";
 inline constexpr std::string_view kBranchReady = "BRANCH_READY";
 inline constexpr std::string_view kAutoMergeEnabled = "AUTO_MERGE_ENABLED";
@@ -206,6 +208,7 @@ inline constexpr std::string_view kEventsWritten[] = {
     event::kRepairCommitted,
     event::kDocReviewFindings,
     event::kDiscussRoundDone,
+    event::kFixDiagnosed,
     event::kPrCreated,
     event::kBranchReady,
     event::kAutoMergeEnabled,

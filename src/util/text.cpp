@@ -38,6 +38,21 @@ std::string one_line(std::string_view text, size_t max) {
   return out;
 }
 
+std::string squeeze_spaces(std::string_view text) {
+  std::string out;
+  bool space = false;
+  for (char c : text) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
   std::string item;

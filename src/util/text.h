@@ -29,4 +29,8 @@ std::string last_line(std::string_view text);
 // keeps a valid UTF-8 prefix of `max` (clip) and "...".
 std::string one_line(std::string_view text, size_t max = std::string::npos);
 
+// `text` trimmed, each run of ASCII whitespace one space: free text as one
+// tidy line.
+std::string squeeze_spaces(std::string_view text);
+
 }  // namespace devgraph

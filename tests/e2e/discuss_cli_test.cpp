@@ -93,16 +93,19 @@ TEST_F(DiscussCli, ThePerspectivesRunAtOnceAndAgreementIsReached) {
   EXPECT_EQ(res["verdict"], "consensus_reached");
   EXPECT_EQ(res["recommendation"], "proceed");
   ASSERT_EQ(res["critics"].size(), 5u);
-  double longest = 0;
+  double longest = 0, total = 0;
   for (const auto& c : res["critics"]) {
     double secs = std::stod(c["seconds"].get<std::string>());
     EXPECT_GE(secs, 1.0) << c;
     longest = std::max(longest, secs);
+    total += secs;
     EXPECT_EQ(c["backend"], "sim");
   }
   double wall = std::stod(res["wall_seconds"].get<std::string>());
   EXPECT_GE(wall, longest);
-  EXPECT_LT(wall, 2.5) << "five one-second critics one after another take five";
+  // One after another, the round would take at least the critics' sum; a
+  // loaded machine stretches every critic alike, so the ratio holds.
+  EXPECT_LT(wall, 0.6 * total) << "five one-second critics one after another take five";
   EXPECT_EQ(json_str(res, "record"), s / "out/discussions/R1-discussion.md");
   std::string rec = record();
   EXPECT_NE(rec.find("**Consensus**: reached"), std::string::npos) << rec;

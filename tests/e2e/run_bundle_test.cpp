@@ -780,6 +780,89 @@ TEST_F(RunBundle, FindingThatSurvivesARepairEscalatesEarly) {
   EXPECT_EQ(count_of(task_trailers(), "b1/"), 1u);
 }
 
+// Findings with a severity and a file are a review the fix loop reads: the
+// fixer closes the gap (one commit), a separate re-review ships, and the
+// bundle goes on through bundle_verify and another final review.
+TEST_F(RunBundle, BlockingReviewGapsRunTheFixLoopInsideTheRepair) {
+  one_task();
+  Json gap = {{"severity", "Important"},
+              {"file", "docs/greeting.md"},
+              {"description", "the greeting has no full stop"}};
+  prepend("code-reviewer", {{"call", 1},
+                            {"result",
+                             {{"status", "DONE_WITH_CONCERNS"},
+                              {"summary", "one gap"},
+                              {"evidence", Json::array()},
+                              {"findings", Json::array({gap})}}}});
+  prepend("code-reviewer",
+          {{"dispatch_contains", "review 1 of a fix loop"}, {"result", done("ships")}});
+  Json fixed = done("added the full stop");
+  fixed["fixes"] = Json::array({{{"gap", 1}, {"files", {"docs/greeting.md"}}}});
+  prepend("developer", {{"task", ""},
+                        {"dispatch_contains", "Fix loop 1 of"},
+                        {"files", Json::array({file("docs/greeting.md", "hello.\n")})},
+                        {"result", fixed}});
+  auto r = run();
+  expect_done(r);
+  EXPECT_EQ(calls("code-reviewer - launch"), 3u);  // the review, the loop's, the last
+  EXPECT_EQ(find("REVIEW_FINDINGS").size(), 1u);
+  EXPECT_EQ(find("BUNDLE_REPAIR_COMMITTED").size(), 1u);
+  EXPECT_EQ(find("REVIEW_APPROVED").size(), 1u);
+  EXPECT_TRUE(find("FIX_DIAGNOSED").empty());
+  std::string gaps =
+      git({"log", "--format=%(trailers:key=Devgraph-Fix-Gap,valueonly)", "main..HEAD"});
+  EXPECT_NE(gaps.find("docs/greeting.md|"), std::string::npos) << gaps;
+  EXPECT_EQ(files_of("HEAD"), "docs/greeting.md\n");
+  Json fx = Json::parse(test::slurp(bundle_dir + "/fix-1/fix.json"));
+  EXPECT_EQ(fx["end"], "ship");
+  EXPECT_EQ(fx["gaps"][0]["status"], "fixed");
+}
+
+// A loop that cannot finish is diagnosed, and the bundle waits for a
+// person with the diagnosis, still in progress: nothing is delivered.
+TEST_F(RunBundle, AFixLoopThatCannotFinishWaitsWithItsDiagnosis) {
+  one_task();
+  Json gap = {{"severity", "Critical"},
+              {"file", "docs/greeting.md"},
+              {"description", "the greeting is rude"}};
+  Json finds = {{"status", "DONE_WITH_CONCERNS"},
+                {"summary", "rude"},
+                {"evidence", Json::array()},
+                {"findings", Json::array({gap})}};
+  prepend("code-reviewer", {{"result", finds}});
+  prepend("developer", {{"task", ""},
+                        {"dispatch_contains", "Fix loop"},
+                        {"files", Json::array({file("docs/greeting.md", "kinder\n")})},
+                        {"result", done("tried", Json::array({"docs/greeting.md"}))}});
+  Json rules_out = {{"model-capacity", "the fixer did what it was told"},
+                    {"missing-context", "nothing was missing"},
+                    {"env-tool-failure", "the tests ran"},
+                    {"overdesigned-plan", "one file"}};
+  prepend("diagnostician",
+          {{"task", ""}, {"result", [&] {
+                            Json d = done("two readings");
+                            d["diagnosis"] = {
+                                {"cause", "ambiguous-spec"},
+                                {"new_evidence", "the reviewer wants formal, the spec says kind"},
+                                {"readings", {"formal", "kind"}},
+                                {"rules_out", rules_out}};
+                            return d;
+                          }()}});
+  auto r = run();
+  expect_blocked(r, "which reading is meant");
+  auto diagnosed = find("FIX_DIAGNOSED");
+  ASSERT_EQ(diagnosed.size(), 1u);
+  Json d = events()[diagnosed[0]]["detail"];
+  EXPECT_EQ(d["cause"], "ambiguous-spec");
+  EXPECT_EQ(d["end"], "needs_person");
+  Json c = state()["bundles_runtime"]["b1"];
+  EXPECT_EQ(c["node"], "awaiting_human");
+  EXPECT_EQ(c["status"], "waiting_human");
+  std::string record = test::slurp(bundle_dir + "/fix-1/diagnosis.md");
+  EXPECT_NE(record.find("the greeting is rude"), std::string::npos) << record;
+  EXPECT_TRUE(find("BRANCH_READY").empty());
+}
+
 TEST_F(RunBundle, FailingBundleVerifyIsRepairedThenDone) {
   one_task();
   // T1's developer writes the wrong word, and its verifiers and its own
