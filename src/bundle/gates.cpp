@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
 #include "bundle/answer.h"
@@ -218,13 +219,20 @@ Json round_merge(const std::string& name, const RoundState& st, const std::strin
   return Json{{"discuss", Json{{name, r}}}};
 }
 
+// The kind of the answer that set the cursor's current visit going; ""
+// when no answer did.
+std::string answer_kind_for_visit(const Json& cursor) {
+  if (!cursor.is_object() || !cursor.contains(kAnswerKey)) return "";
+  const Json& a = cursor.at(kAnswerKey);
+  if (!a.is_object() || a.value("moves", -1LL) != cursor.value("moves", -2LL)) return "";
+  return json_str(a, "kind", kAnswerSupplied);
+}
+
 // The kind of the answer a person gave to a wait this round caused, when
 // the cursor's current visit is the one that answer set going.
 std::string answered_round(const Json& cursor, const std::string& name) {
-  if (!round_state(cursor, name).waiting || !cursor.contains(kAnswerKey)) return "";
-  const Json& a = cursor[kAnswerKey];
-  if (!a.is_object() || a.value("moves", -1LL) != cursor.value("moves", -2LL)) return "";
-  return json_str(a, "kind", kAnswerSupplied);
+  if (!round_state(cursor, name).waiting) return "";
+  return answer_kind_for_visit(cursor);
 }
 
 // The round a gate runs at `node` (after it, or before `before`), when the
@@ -449,7 +457,26 @@ class BundleFixPersonas final : public fix::FixPersonas {
 Expected<std::optional<Step>> fix_gate(BundleRun& run, const GateInputs& in) {
   const std::string node = "repair_bundle";
   const Graph& g = run.walker.graph();
-  if (g.fix.fixer.empty() || run.journal.previous_node(kBundleCursor) != "final_review")
+  const Json cursor = run.journal.cursor();
+  const Json fx =
+      cursor.contains("fix") && cursor.at("fix").is_object() ? cursor.at("fix") : Json::object();
+  // A person approved the raise past the cap the loop stopped for: that
+  // approval, with its time, is the recorded decision the loop needs.
+  std::optional<fix::RaiseDecision> decision;
+  if (json_str(fx, "waiting") == "raise" &&
+      answer_kind_for_visit(cursor) == std::string(kAnswerApproved)) {
+    auto text = read_file(run.layout.answer(kBundleCursor));
+    const char* user = std::getenv("USER");
+    decision = fix::RaiseDecision{json_str(fx, "raise_from"), json_str(fx, "raise_to"),
+                                  text && !squeeze_spaces(*text).empty()
+                                      ? one_line(squeeze_spaces(*text), 300)
+                                      : "approved in the inbox",
+                                  std::string("a person, through devgraph answer") +
+                                      (user ? std::string(" (") + user + ")" : ""),
+                                  json_str(cursor.at(kAnswerKey), "at")};
+  }
+  if (g.fix.fixer.empty() ||
+      (run.journal.previous_node(kBundleCursor) != "final_review" && !decision))
     return std::optional<Step>();
   const int cycle = repairs_of(run);
   const std::string dir = run.layout.fix_dir(cycle);
@@ -482,15 +509,25 @@ Expected<std::optional<Step>> fix_gate(BundleRun& run, const GateInputs& in) {
   req.escalation = g.escalation;
   req.skill_dir = run.skill_dir;
   req.backend = in.critique.agent;
-  req.model = in.critique.model;
-  const Json cursor = run.journal.cursor();
-  if (cursor.contains("fix") && cursor.at("fix").is_object())
-    req.raises_used = static_cast<int>(cursor.at("fix").value("raises_used", 0LL));
+  // The setting an earlier loop of this bundle raised to, else the run's.
+  req.model = fx.contains("model") && fx.at("model").is_string()
+                  ? std::optional<std::string>(fx.at("model").get<std::string>())
+                  : in.critique.model;
+  if (fx.contains("effort") && fx.at("effort").is_string())
+    req.effort = fx.at("effort").get<std::string>();
+  req.raises_used = static_cast<int>(fx.value("raises_used", 0LL));
+  req.decision = decision;
   req.command_timeout = in.command_timeout;
   req.on_log = [&run](const Json& rec) { run.journal.log("fix_" + json_str(rec, "event"), rec); };
   BundleFixPersonas personas(run);
   DG_TRY(auto out, fix::run_fix(req, personas, run.git, run.runner));
-  Json merge = {{"fix", {{"raises_used", out.raises_used}}}};
+  Json merge = {{"fix",
+                 {{"raises_used", out.raises_used},
+                  {"model", out.model ? Json(*out.model) : Json()},
+                  {"effort", out.effort ? Json(*out.effort) : Json()},
+                  {"waiting", out.raise_needed ? "raise" : ""},
+                  {"raise_from", out.raise_needed ? out.raise_needed->first : ""},
+                  {"raise_to", out.raise_needed ? out.raise_needed->second : ""}}}};
   Json detail = fix::to_json(out);
   detail["bundle"] = run.bundle();
   if (out.end == "ship") {

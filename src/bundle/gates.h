@@ -14,7 +14,11 @@
 //   dispatch, its files in <bundle>/fix-<cycle>/: SHIP goes on to
 //   bundle_verify; any other end is a FIX_DIAGNOSED event and a wait for a
 //   person with the loop's route and question, the bundle still in
-//   progress. Other findings get the single repair dispatch. A persona that stops goes
+//   progress. The cursor's `fix` record keeps the raises used and the
+//   setting reached; when the loop stopped at the raise cap, a person's
+//   approval in the inbox is the recorded decision (from, to, the answer
+//   as reason, the approver, the answer's time) and the loop runs again.
+//   Other findings get the single repair dispatch. A persona that stops goes
 //   through the recovery nodes (bundle/recovery.h).
 // - A persona's result for the bundle cursor's current visit is reused; the
 //   plan, repairs and documentation changes are committed by pathspec once,

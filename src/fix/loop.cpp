@@ -369,7 +369,14 @@ struct Loop {
           decided = uncapped.allowed && req.decision->from == current &&
                     req.decision->to == uncapped.to && !req.decision->reason.empty() &&
                     !req.decision->approver.empty() && !req.decision->at.empty();
-          if (decided) r = uncapped;
+          if (decided) {
+            r = uncapped;
+            out.decision = req.decision;
+          }
+        }
+        if (!r.allowed && r.needs_person) {
+          Raise uncapped = next_raise(ladder, req.backend, current, 0, 1);
+          if (uncapped.allowed) out.raise_needed = std::make_pair(current, uncapped.to);
         }
         if (!r.allowed) {
           stop("needs_person",
@@ -572,6 +579,14 @@ Json to_json(const FixOutcome& o) {
             {"raises_used", o.raises_used},
             {"model", o.model ? Json(*o.model) : Json()},
             {"effort", o.effort ? Json(*o.effort) : Json()}};
+  if (o.raise_needed)
+    r["raise_needed"] = {{"from", o.raise_needed->first}, {"to", o.raise_needed->second}};
+  if (o.decision)
+    r["decision"] = {{"from", o.decision->from},
+                     {"to", o.decision->to},
+                     {"reason", o.decision->reason},
+                     {"approver", o.decision->approver},
+                     {"at", o.decision->at}};
   if (o.diagnosis) {
     r["cause"] = std::string(cause_name(o.diagnosis->cause));
     r["evidence"] = o.diagnosis->evidence;

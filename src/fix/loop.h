@@ -142,6 +142,10 @@ struct FixOutcome {
   std::string record;    // the diagnosis record's path; "" on ship
   int raises_used = 0;
   std::optional<std::string> model, effort;  // the setting the loop ended at
+  // needs_person because the raise cap is reached: the step a person's
+  // decision would allow ({from, to}).
+  std::optional<std::pair<std::string, std::string>> raise_needed;
+  std::optional<RaiseDecision> decision;  // the person's decision the loop used
 };
 
 Expected<FixOutcome> run_fix(const FixRequest& request, FixPersonas& personas, git::Git& git,

@@ -253,6 +253,91 @@ TEST_F(InboxCli, AParkedTaskIsListedAnsweredAndDeliveredWithTheAnswerFencedAsDat
   expect_replays_cleanly();
 }
 
+// A fix loop in repair_bundle that needs a raise past the cap waits in the
+// inbox; the person's approval is the recorded decision (the old and new
+// settings, the reason, who and when), and the loop goes on at the next
+// model until the re-review ships.
+TEST_F(InboxCli, ARaisePastTheCapWaitsForAPersonsApprovalInTheInbox) {
+  // A skill whose ladder allows no raise without a person.
+  std::string skill = s / "skill";
+  auto cp = test::run_process({"cp", "-r", test::source_dir() + "/skill", skill});
+  ASSERT_EQ(cp.exit_code, 0) << cp.err;
+  std::string graph = test::slurp(skill + "/GRAPH.yaml");
+  auto at = graph.find("  max_raises: 2\n");
+  ASSERT_NE(at, std::string::npos);
+  graph.replace(at, 16, "  max_raises: 0\n");
+  test::write_text(skill + "/GRAPH.yaml", graph);
+
+  Json sc = scenario();
+  auto& p = sc["personas"];
+  // The test writer answers at once; the final review finds one gap, each
+  // of the loop's first two reviews a new one, the third ships.
+  p["tdd-writer"] = Json::array({p["tdd-writer"][0]});
+  p["tdd-writer"][0].erase("dispatch_contains");
+  auto gap = [](const std::string& what) {
+    Json r = done("one gap");
+    r["status"] = "DONE_WITH_CONCERNS";
+    r["findings"] =
+        Json::array({{{"severity", "Critical"}, {"file", "docs/words.md"}, {"description", what}}});
+    return r;
+  };
+  p["code-reviewer"] =
+      Json::array({{{"dispatch_contains", "review 1 of a fix loop"}, {"result", gap("gap one")}},
+                   {{"dispatch_contains", "review 2 of a fix loop"}, {"result", gap("gap two")}},
+                   {{"dispatch_contains", "review 3 of a fix loop"}, {"result", done("ships")}},
+                   {{"call", 1}, {"result", gap("gap zero")}}});
+  Json fixed = done("tried");
+  fixed["fixes"] = Json::array({{{"gap", 1}, {"files", {"docs/words.md"}}}});
+  for (const char* m : {"sim-1", "sim-2"})
+    p["developer"].push_back(
+        {{"task", ""},
+         {"setting", m},
+         {"files", Json::array({file("docs/words.md", std::string(m) + "\n")})},
+         {"result", fixed}});
+  Json rules_out = {{"missing-context", "nothing was asked for"},
+                    {"ambiguous-spec", "one reading"},
+                    {"env-tool-failure", "the tests ran"},
+                    {"overdesigned-plan", "one file"}};
+  Json diag = done("capacity");
+  diag["diagnosis"] = {{"cause", "model-capacity"},
+                       {"new_evidence", "each review names a new gap"},
+                       {"rules_out", rules_out}};
+  p["diagnostician"] = Json::array({{{"result", diag}}});
+  test::write_text(scenario_path, dump_py(sc, 2));
+  auto bundle = [&] {
+    return test::run_devgraph(
+        {"run-bundle", run_dir, "--bundle", "b1", "--agent", "sim", "--sim-scenario", scenario_path,
+         "--no-live", "--skill", skill, "--model", "sim-1"},
+        env);
+  };
+  auto r = bundle();
+  ASSERT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(count_of("FIX_DIAGNOSED"), 1u);
+  Json c = state()["bundles_runtime"]["b1"];
+  EXPECT_EQ(c["node"], "awaiting_human");
+  EXPECT_EQ(c["fix"]["waiting"], "raise");
+  EXPECT_EQ(c["fix"]["raise_to"], "sim-2");
+  auto inbox = devgraph({"inbox", "--repo", repo});
+  EXPECT_NE(inbox.out.find("past the cap"), std::string::npos) << inbox.out;
+
+  auto a = devgraph({"answer", "b1", "--approve", "--repo", repo, "--skill", skill});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  r = bundle();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(count_of("BRANCH_READY"), 1u);
+  Json fx = Json::parse(test::slurp(bundle_dir + "/fix-1/fix.json"));
+  EXPECT_EQ(fx["end"], "ship");
+  EXPECT_EQ(fx["model"], "sim-2");
+  EXPECT_EQ(fx["decision"]["from"], "sim-1");
+  EXPECT_EQ(fx["decision"]["to"], "sim-2");
+  // The reason is the answer as the inbox recorded it.
+  EXPECT_EQ(fx["decision"]["reason"], "Approved: go on from where the work stopped.");
+  EXPECT_FALSE(fx["decision"]["at"].get<std::string>().empty());
+  EXPECT_NE(fx["decision"]["approver"].get<std::string>().find("devgraph answer"),
+            std::string::npos);
+  EXPECT_EQ(Json::parse(test::slurp(bundle_dir + "/fix-1/loop-3/fixer.json"))["model"], "sim-2");
+}
+
 TEST_F(InboxCli, ARejectedBundleLeavesTheInboxAndIsNotAnsweredAgain) {
   park();
   auto r = devgraph({"answer", "b1/T1", "--reject", "--text", "not this one", "--repo", repo});
