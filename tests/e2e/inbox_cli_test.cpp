@@ -12,7 +12,8 @@
 
 #include <gtest/gtest.h>
 
-#include "guard/guard.h"
+#include "support/develop_home_bundle.h"
+#include "support/run_scenario.h"
 #include "support/test_util.h"
 #include "util/fs.h"
 #include "util/json.h"
@@ -20,76 +21,17 @@
 namespace devgraph {
 namespace {
 
-constexpr const char* kRunTests =
-    "#!/bin/sh\n"
-    "status=0\n"
-    "for t in tests/*.sh; do\n"
-    "  [ -e \"$t\" ] || continue\n"
-    "  sh \"$t\" || status=1\n"
-    "done\n"
-    "exit $status\n";
+using test::done;
+using test::file;
 
-Json file(const std::string& path, const std::string& content) {
-  return Json{{"path", path}, {"content", content}};
-}
-
-Json done(const std::string& summary) {
-  return Json{{"status", "DONE"}, {"summary", summary}, {"evidence", Json::array()}};
-}
-
-class InboxCli : public ::testing::Test {
+class InboxCli : public ::testing::Test, protected test::DevelopHomeBundle {
  protected:
   test::Scratch s;
-  std::string repo = s / "repo";
-  std::string worktree = s / "wt/b1";
   std::string scenario_path = s / "scenario.json";
-  std::string develop_home;
-  std::string run_dir;
-  std::string bundle_dir;
-  std::map<std::string, std::string> env;
 
   void SetUp() override {
-    ASSERT_TRUE(make_directories(repo).ok());
-    sh(repo, {"git", "init", "-q", "-b", "main"});
-    sh(repo, {"git", "config", "user.name", "Test"});
-    sh(repo, {"git", "config", "user.email", "test@example.invalid"});
-    test::write_text(repo + "/run-tests.sh", kRunTests);
-    sh(repo, {"git", "add", "--", "run-tests.sh"});
-    sh(repo, {"git", "commit", "-q", "-m", "base"});
-    sh(repo, {"git", "worktree", "add", "-q", "-b", "develop/b1", worktree, "main"});
-    env = {{"AI_ROOT", s / "ai"}, {"DEVELOP_HOME_ROOT", s / "develop"}};
-    guard::Roots roots = guard::Roots::from_env();
-    roots.develop_home = s / "develop";
-    auto placement = guard::resolve_placement(repo, std::nullopt, roots);
-    ASSERT_TRUE(placement.ok()) << placement.error().message;
-    develop_home = placement->develop_home;
-    run_dir = develop_home + "/runs/r1";
-    bundle_dir = run_dir + "/bundles/b1";
-    Json init = {{"delivery", "local"},
-                 {"merge_policy", "never"},
-                 {"commands", {{"test", "sh run-tests.sh"}, {"build", "sh -n run-tests.sh"}}},
-                 {"bundles", Json::array({{{"id", "b1"},
-                                           {"title", "a word"},
-                                           {"issues", Json::array()},
-                                           {"status", "running"}}})}};
-    checkpoint({"init", "--repo", repo, "--default-branch", "main", "--merge", dump_py(init)});
-    Json cursor = {{"worktree", worktree}, {"branch", "develop/b1"}, {"base", "main"}};
-    checkpoint({"move", "--bundle", "b1", "--node", "plan_bundle", "--event", "BUNDLE_STARTED",
-                "--merge", dump_py(cursor)});
-    ASSERT_TRUE(make_directories(bundle_dir).ok());
-    test::write_text(bundle_dir + "/spec.md", "# b1\n\nOne task writes one word.\n");
+    set_up(s, "a word", "# b1\n\nOne task writes one word.\n");
     test::write_text(scenario_path, dump_py(scenario(), 2));
-  }
-
-  static void sh(const std::string& cwd, const std::vector<std::string>& argv) {
-    auto r = test::run_process(argv, {}, cwd);
-    ASSERT_EQ(r.exit_code, 0) << argv[0] << " " << argv[1] << ": " << r.err;
-  }
-
-  void checkpoint(std::vector<std::string> args) {
-    args.insert(args.begin(), {"checkpoint", run_dir});
-    auto r = test::run_devgraph(args, env);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
   }
 
   // One task. Its test writer asks for the colour of the moon, which
@@ -143,9 +85,6 @@ class InboxCli : public ::testing::Test {
     if (pos == std::string::npos) return Json();
     return Json::parse(r.out.substr(pos + 13, r.out.find('\n', pos) - pos - 13));
   }
-
-  Json state() const { return Json::parse(test::slurp(run_dir + "/state.json")); }
-  std::vector<Json> events() const { return test::read_jsonl(run_dir + "/events.jsonl"); }
 
   size_t count_of(const std::string& type) const {
     size_t n = 0;
