@@ -863,6 +863,50 @@ TEST_F(RunBundle, AFixLoopThatCannotFinishWaitsWithItsDiagnosis) {
   EXPECT_TRUE(find("BRANCH_READY").empty());
 }
 
+// With GRAPH.yaml fix.final_gate on, a SHIP of the loop is reviewed once
+// more; a final gate that disagrees is an appeal: the bundle waits, and
+// neither verdict is taken over the other.
+TEST_F(RunBundle, AFinalGateThatDisagreesWithTheLoopsReReviewParksAnAppeal) {
+  one_task();
+  std::string skill = s / "skill";
+  auto cp = test::run_process({"cp", "-r", test::source_dir() + "/skill", skill});
+  ASSERT_EQ(cp.exit_code, 0) << cp.err;
+  std::string graph = test::slurp(skill + "/GRAPH.yaml");
+  auto at = graph.find("  final_gate: false\n");
+  ASSERT_NE(at, std::string::npos);
+  graph.replace(at, 20, "  final_gate: true\n");
+  test::write_text(skill + "/GRAPH.yaml", graph);
+  Json gap = {{"severity", "Important"},
+              {"file", "docs/greeting.md"},
+              {"description", "the greeting has no full stop"}};
+  Json finds = {{"status", "DONE_WITH_CONCERNS"},
+                {"summary", "one gap"},
+                {"evidence", Json::array()},
+                {"findings", Json::array({gap})}};
+  prepend("code-reviewer", {{"call", 1}, {"result", finds}});
+  Json held = finds;
+  held["findings"][0]["description"] = "a full stop is not what the spec asks for";
+  prepend("code-reviewer",
+          {{"dispatch_contains", "review 1 of a fix loop"}, {"result", done("ships")}});
+  // First: the final gate's dispatch names its loop too.
+  prepend("code-reviewer", {{"dispatch_contains", "You are the final gate"}, {"result", held}});
+  Json fixed = done("added the full stop");
+  fixed["fixes"] = Json::array({{{"gap", 1}, {"files", {"docs/greeting.md"}}}});
+  prepend("developer", {{"task", ""},
+                        {"dispatch_contains", "Fix loop 1 of"},
+                        {"files", Json::array({file("docs/greeting.md", "hello.\n")})},
+                        {"result", fixed}});
+  auto r = run({"--skill", skill});
+  expect_blocked(r, "appeal");
+  auto diagnosed = find("FIX_DIAGNOSED");
+  ASSERT_EQ(diagnosed.size(), 1u);
+  EXPECT_EQ(events()[diagnosed[0]]["detail"]["end"], "appeal");
+  std::string record = test::slurp(bundle_dir + "/fix-1/diagnosis.md");
+  EXPECT_NE(record.find("## Appeal"), std::string::npos) << record;
+  EXPECT_NE(record.find("a full stop is not what the spec asks for"), std::string::npos);
+  EXPECT_EQ(state()["bundles_runtime"]["b1"]["node"], "awaiting_human");
+}
+
 TEST_F(RunBundle, FailingBundleVerifyIsRepairedThenDone) {
   one_task();
   // T1's developer writes the wrong word, and its verifiers and its own
