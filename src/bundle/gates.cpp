@@ -414,11 +414,25 @@ Expected<Step> review_gate(BundleRun& run, const GateInputs& in, const std::stri
 
 // The fix loop's personas as bundle-level visits of repair_bundle, each
 // call its own visit ("repair_bundle/loop-2/fix"), through the bundle's
-// dispatch: its ledger, limits, stop signals and live view.
+// dispatch: its ledger, limits, stop signals and live view. Each answer is
+// also kept in the call's own directory, so a driver killed in a later
+// loop replays the earlier ones from their answers instead of launching
+// them again (a persona's result file holds its last call only).
 class BundleFixPersonas final : public fix::FixPersonas {
  public:
   explicit BundleFixPersonas(BundleRun& run) : run_(run) {}
   Expected<fix::PersonaAnswer> run(const fix::PersonaCall& call) override {
+    const std::string kept = join_path(call.dir, "answer.json");
+    if (auto j = load_json_file(kept); j && j->is_object() && j->contains("result")) {
+      run_.journal.log("reused_result", Json{{"persona", call.persona}, {"call", call.dir}});
+      fix::PersonaAnswer a;
+      a.result = j->at("result");
+      a.outcome = json_str(*j, "outcome", "result");
+      a.handle = json_str(*j, "handle");
+      a.session_id = json_str(*j, "session_id");
+      a.cost_usd = j->value("cost_usd", 0.0);
+      return a;
+    }
     Visit v{call.persona,
             std::nullopt,
             "repair_bundle/" + basename_of(dirname_of(call.dir)) + "/" + call.role,
@@ -442,6 +456,14 @@ class BundleFixPersonas final : public fix::FixPersonas {
     a.handle = r->handle;
     a.session_id = r->session_id;
     a.cost_usd = r->cost_usd;
+    DG_CHECK(make_directories(call.dir));
+    DG_CHECK(write_file_atomic(kept, dump_py(Json{{"result", a.result},
+                                                  {"outcome", a.outcome},
+                                                  {"handle", a.handle},
+                                                  {"session_id", a.session_id},
+                                                  {"cost_usd", a.cost_usd}},
+                                             2) +
+                                         "\n"));
     return a;
   }
 

@@ -818,6 +818,47 @@ TEST_F(RunBundle, BlockingReviewGapsRunTheFixLoopInsideTheRepair) {
   EXPECT_EQ(fx["gaps"][0]["status"], "fixed");
 }
 
+// A driver killed in the loop's second loop replays the first from its
+// kept answers: no persona of loop 1 runs again, and the bundle delivers.
+TEST_F(RunBundle, ADriverKilledInTheSecondFixLoopReplaysTheFirstWithoutRelaunching) {
+  one_task();
+  auto gap = [](const std::string& what) {
+    return Json{
+        {"status", "DONE_WITH_CONCERNS"},
+        {"summary", "one gap"},
+        {"evidence", Json::array()},
+        {"findings",
+         Json::array(
+             {{{"severity", "Important"}, {"file", "docs/greeting.md"}, {"description", what}}})}};
+  };
+  prepend("code-reviewer", {{"call", 1}, {"result", gap("no full stop")}});
+  prepend("code-reviewer",
+          {{"dispatch_contains", "review 2 of a fix loop"}, {"result", done("ships")}});
+  prepend("code-reviewer",
+          {{"dispatch_contains", "review 1 of a fix loop"}, {"result", gap("no capital")}});
+  Json fixed = done("fixed");
+  fixed["fixes"] = Json::array({{{"gap", 1}, {"files", {"docs/greeting.md"}}}});
+  for (const char* n : {"1", "2"})
+    prepend("developer",
+            {{"task", ""},
+             {"dispatch_contains", std::string("Fix loop ") + n + " of"},
+             {"files", Json::array({file("docs/greeting.md", std::string("Hello ") + n + ".\n")})},
+             {"result", fixed}});
+  // Killed once loop 2's fixer has answered.
+  auto r = run({}, {{"DEVGRAPH_BUNDLE_CRASH_AT", "saved:b1/developer@2"}});
+  ASSERT_EQ(r.exit_code, -1) << r.out << r.err;
+  EXPECT_EQ(calls("developer - launch"), 2u);
+  r = run();
+  expect_done(r);
+  // Loop 1's fixer and re-review were read back from their kept answers,
+  // loop 2's fixer from its saved result: no fixer ran again.
+  EXPECT_EQ(calls("developer - launch"), 2u);
+  EXPECT_EQ(calls("code-reviewer - launch"), 4u);  // the review, the loop's two, the last
+  Json fx = Json::parse(test::slurp(bundle_dir + "/fix-1/fix.json"));
+  EXPECT_EQ(fx["end"], "ship");
+  EXPECT_EQ(fx["loops"], 2);
+}
+
 // A loop that cannot finish is diagnosed, and the bundle waits for a
 // person with the diagnosis, still in progress: nothing is delivered.
 TEST_F(RunBundle, AFixLoopThatCannotFinishWaitsWithItsDiagnosis) {
