@@ -277,6 +277,42 @@ TEST_F(InboxCli, ARaisePastTheCapWaitsForAPersonsApprovalInTheInbox) {
   EXPECT_EQ(Json::parse(test::slurp(bundle_dir + "/fix-1/loop-3/fixer.json"))["model"], "sim-2");
 }
 
+// A fix loop whose gaps have two readings waits in the inbox with both.
+TEST_F(InboxCli, AnAmbiguousSpecFromTheFixLoopIsAQuestionInTheInboxWithItsReadings) {
+  Json sc = scenario();
+  auto& p = sc["personas"];
+  p["tdd-writer"] = Json::array({p["tdd-writer"][0]});
+  p["tdd-writer"][0].erase("dispatch_contains");
+  Json gap = done("one gap");
+  gap["status"] = "DONE_WITH_CONCERNS";
+  gap["findings"] = Json::array({{{"severity", "Important"},
+                                  {"file", "docs/words.md"},
+                                  {"description", "the word's case is wrong"}}});
+  p["code-reviewer"] = Json::array({{{"result", gap}}});  // every review, the same gap
+  p["developer"].push_back({{"task", ""},
+                            {"files", Json::array({file("docs/words.md", "Hello\n")})},
+                            {"result", done("tried", Json::array({"docs/words.md"}))}});
+  Json diag = done("two readings");
+  diag["diagnosis"] = {{"cause", "ambiguous-spec"},
+                       {"new_evidence", "the spec says one word, not which case"},
+                       {"readings", {"hello in lower case", "Hello capitalised"}},
+                       {"rules_out",
+                        {{"model-capacity", "the fixer wrote what it was told"},
+                         {"missing-context", "nothing was asked for"},
+                         {"env-tool-failure", "the tests ran"},
+                         {"overdesigned-plan", "one file"}}}};
+  p["diagnostician"] = Json::array({{{"result", diag}}});
+  test::write_text(scenario_path, dump_py(sc, 2));
+  auto r = run_bundle();
+  ASSERT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(count_of("FIX_DIAGNOSED"), 1u);
+  auto inbox = devgraph({"inbox", "--repo", repo});
+  ASSERT_EQ(inbox.exit_code, 0) << inbox.err;
+  EXPECT_NE(inbox.out.find("b1"), std::string::npos) << inbox.out;
+  EXPECT_NE(inbox.out.find("hello in lower case | Hello capitalised"), std::string::npos)
+      << inbox.out;
+}
+
 TEST_F(InboxCli, ARejectedBundleLeavesTheInboxAndIsNotAnsweredAgain) {
   park();
   auto r = devgraph({"answer", "b1/T1", "--reject", "--text", "not this one", "--repo", repo});
