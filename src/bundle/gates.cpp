@@ -510,7 +510,10 @@ Expected<std::optional<Step>> fix_gate(BundleRun& run, const GateInputs& in) {
   if (saved && saved->is_object()) {
     review = *saved;
   } else {
-    auto r = load_json_file(run.layout.result("code-reviewer", std::nullopt));
+    // The review final_review's persona (GRAPH.yaml) saved.
+    DG_TRY(auto reviewers, run.walker.personas("final_review"));
+    if (reviewers.size() != 1) return std::optional<Step>();
+    auto r = load_json_file(run.layout.result(reviewers.front(), std::nullopt));
     if (!r || !r->is_object() || !r->contains("result")) return std::optional<Step>();
     review = r->at("result");
   }
@@ -596,7 +599,9 @@ Expected<Step> repair_gate(BundleRun& run, const GateInputs& in, const std::stri
 
 Expected<Step> docs_gate(BundleRun& run, const GateInputs& in, const std::string& extra) {
   const std::string node = "documentation_review";
-  const DiscussRound* round = gate_round(run, in, "", "create_pr");
+  // The sign-off stands before the node documentation_review is done into.
+  DG_TRY(auto delivery, run.walker.follow(kLane, node, lane::route::kDone, ""));
+  const DiscussRound* round = gate_round(run, in, "", delivery);
   const std::string answered = round ? answered_round(run.journal.cursor(), round->name) : "";
   if (answered == kAnswerApproved) {
     // A person approved the branch the sign-off blocked: it is delivered as

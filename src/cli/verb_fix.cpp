@@ -48,7 +48,9 @@ std::string git_line(CommandRunner& runner, const std::string& dir,
 
 // A person's decision to raise past the cap: {from, to, reason, approver, at}.
 Expected<fix::RaiseDecision> read_decision(const std::string& path) {
-  DG_TRY(Json j, load_json_file(path));
+  auto doc = load_json_file(path);
+  if (!doc) return fail(ErrorKind::usage, "--raise-decision " + path + ": " + doc.error().message);
+  const Json& j = *doc;
   fix::RaiseDecision d;
   for (auto [key, field] : {std::pair<const char*, std::string*>{"from", &d.from},
                             {"to", &d.to},

@@ -6,6 +6,8 @@
 // again once and then waits; a person's approval sends it on without
 // another round; the sign-off at HIGH waits; a MEDIUM block goes on with
 // its warning on the run; the critics' spend is on the bundle's ledger.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "support/develop_home_bundle.h"
@@ -296,6 +298,35 @@ TEST_F(DiscussGate, ADriverKilledAfterARoundReadsItBackInsteadOfRunningItAgain) 
     reused |= l.value("event", "") == "reused_discussion";
   EXPECT_TRUE(reused);
   expect_replays_cleanly();
+}
+
+// Critics that cannot answer (here: the answer schema is missing) are never
+// a pass: nobody answered is HIGH, the plan goes back once, then the bundle
+// waits for a person, and no task starts.
+TEST_F(DiscussGate, CriticsThatCannotAnswerNeverPassTheGate) {
+  std::string skill = s / "skill";
+  auto cp = test::run_process({"cp", "-r", test::source_dir() + "/skill", skill});
+  ASSERT_EQ(cp.exit_code, 0) << cp.err;
+  ASSERT_EQ(::unlink((skill + "/contracts/discuss-answer.schema.json").c_str()), 0);
+  test::write_text(scenario_path, dump_py(scenario, 2));
+  auto r = test::run_devgraph(
+      {"run-bundle", run_dir, "--bundle", "b1", "--agent", "sim", "--sim-scenario", scenario_path,
+       "--no-live", "--discuss-rounds", "--skill", skill},
+      env);
+  ASSERT_EQ(r.exit_code, 2) << r.out << r.err;
+  Json res = result_of(r);
+  std::string why = res["blockers"][0];
+  EXPECT_NE(why.find("critique plan-2 blocked at HIGH"), std::string::npos) << why;
+  EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  EXPECT_EQ(cursor()["node"], "awaiting_human");
+  EXPECT_FALSE(state()["tasks_runtime"].contains("b1/T1"));
+  auto rounds = events("DISCUSS_ROUND_DONE");
+  ASSERT_EQ(rounds.size(), 2u);
+  for (const auto& e : rounds) {
+    EXPECT_EQ(e["detail"]["verdict"], "consensus_blocked") << e.dump();
+    EXPECT_EQ(e["detail"]["severity"], "HIGH") << e.dump();
+  }
+  EXPECT_EQ(rounds[1]["detail"]["route"], "wait_for_person");
 }
 
 TEST_F(DiscussGate, TheRoundsAreOffUnlessARunTurnsThemOn) {

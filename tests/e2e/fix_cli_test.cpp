@@ -377,7 +377,35 @@ TEST_F(FixCli, BadInputIsOneLineAndNothingRuns) {
                                 env);
   EXPECT_EQ(bad.exit_code, 3);
   EXPECT_EQ(bad.err.find('\n'), bad.err.size() - 1) << bad.err;
+  // Each refusal is one line naming what is wrong, and nothing is written.
+  test::write_text(s / "half.json", dump_py(Json{{"from", "sim-1"}, {"to", "sim-2"}}));
+  test::write_text(scenario_path, "{}");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refusals = {
+      {{"--criteria", s / "none.md"}, "--criteria"},
+      {{"--max-loops", "0"}, "--max-loops"},
+      {{"--base", "no-such-ref"}, "--base no-such-ref"},
+      {{"--raise-decision", s / "none.json"}, "--raise-decision"},
+      {{"--raise-decision", s / "half.json"}, "reason"},
+      {{"--agent", "nope"}, "--agent"},
+  };
+  for (const auto& [extra, words] : refusals) {
+    std::vector<std::string> args = {"fix",         "--worktree", worktree,
+                                     "--agent",     "sim",        "--sim-scenario",
+                                     scenario_path, "--out",      out_dir};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = test::run_devgraph(args, env);
+    EXPECT_EQ(r.exit_code, 3) << words << ": " << r.err;
+    EXPECT_EQ(r.out, "") << words;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+  }
+  auto no_scenario = test::run_devgraph({"fix", "--worktree", worktree, "--agent", "sim"}, env);
+  EXPECT_EQ(no_scenario.exit_code, 3);
+  EXPECT_NE(no_scenario.err.find("--sim-scenario"), std::string::npos) << no_scenario.err;
+  EXPECT_FALSE(path_exists(out_dir));
+  EXPECT_FALSE(path_exists(s / "develop"));
   EXPECT_EQ(git({"log", "--format=%s", "main..HEAD"}), "feature\n");
+  EXPECT_EQ(git({"status", "--porcelain"}), "");
 }
 
 }  // namespace

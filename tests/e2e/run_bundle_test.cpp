@@ -44,6 +44,24 @@ using test::done;
 using test::file;
 using test::red;
 
+// A code review with one gap on docs/greeting.md, which the fix loop reads.
+Json one_gap(const std::string& what, const std::string& severity = "Important") {
+  return Json{
+      {"status", "DONE_WITH_CONCERNS"},
+      {"summary", "one gap"},
+      {"evidence", Json::array()},
+      {"findings",
+       Json::array(
+           {{{"severity", severity}, {"file", "docs/greeting.md"}, {"description", what}}})}};
+}
+
+// A fixer's answer that closed gap 1 in docs/greeting.md.
+Json fixed_gap_one(const std::string& summary) {
+  Json fixed = done(summary);
+  fixed["fixes"] = Json::array({{{"gap", 1}, {"files", {"docs/greeting.md"}}}});
+  return fixed;
+}
+
 size_t count_of(const std::string& haystack, const std::string& needle) {
   size_t n = 0;
   for (size_t pos = haystack.find(needle); pos != std::string::npos;
@@ -785,19 +803,10 @@ TEST_F(RunBundle, FindingThatSurvivesARepairEscalatesEarly) {
 // bundle goes on through bundle_verify and another final review.
 TEST_F(RunBundle, BlockingReviewGapsRunTheFixLoopInsideTheRepair) {
   one_task();
-  Json gap = {{"severity", "Important"},
-              {"file", "docs/greeting.md"},
-              {"description", "the greeting has no full stop"}};
-  prepend("code-reviewer", {{"call", 1},
-                            {"result",
-                             {{"status", "DONE_WITH_CONCERNS"},
-                              {"summary", "one gap"},
-                              {"evidence", Json::array()},
-                              {"findings", Json::array({gap})}}}});
+  prepend("code-reviewer", {{"call", 1}, {"result", one_gap("the greeting has no full stop")}});
   prepend("code-reviewer",
           {{"dispatch_contains", "review 1 of a fix loop"}, {"result", done("ships")}});
-  Json fixed = done("added the full stop");
-  fixed["fixes"] = Json::array({{{"gap", 1}, {"files", {"docs/greeting.md"}}}});
+  Json fixed = fixed_gap_one("added the full stop");
   prepend("developer", {{"task", ""},
                         {"dispatch_contains", "Fix loop 1 of"},
                         {"files", Json::array({file("docs/greeting.md", "hello.\n")})},
@@ -822,22 +831,12 @@ TEST_F(RunBundle, BlockingReviewGapsRunTheFixLoopInsideTheRepair) {
 // kept answers: no persona of loop 1 runs again, and the bundle delivers.
 TEST_F(RunBundle, ADriverKilledInTheSecondFixLoopReplaysTheFirstWithoutRelaunching) {
   one_task();
-  auto gap = [](const std::string& what) {
-    return Json{
-        {"status", "DONE_WITH_CONCERNS"},
-        {"summary", "one gap"},
-        {"evidence", Json::array()},
-        {"findings",
-         Json::array(
-             {{{"severity", "Important"}, {"file", "docs/greeting.md"}, {"description", what}}})}};
-  };
-  prepend("code-reviewer", {{"call", 1}, {"result", gap("no full stop")}});
+  prepend("code-reviewer", {{"call", 1}, {"result", one_gap("no full stop")}});
   prepend("code-reviewer",
           {{"dispatch_contains", "review 2 of a fix loop"}, {"result", done("ships")}});
   prepend("code-reviewer",
-          {{"dispatch_contains", "review 1 of a fix loop"}, {"result", gap("no capital")}});
-  Json fixed = done("fixed");
-  fixed["fixes"] = Json::array({{{"gap", 1}, {"files", {"docs/greeting.md"}}}});
+          {{"dispatch_contains", "review 1 of a fix loop"}, {"result", one_gap("no capital")}});
+  Json fixed = fixed_gap_one("fixed");
   for (const char* n : {"1", "2"})
     prepend("developer",
             {{"task", ""},
@@ -863,14 +862,7 @@ TEST_F(RunBundle, ADriverKilledInTheSecondFixLoopReplaysTheFirstWithoutRelaunchi
 // person with the diagnosis, still in progress: nothing is delivered.
 TEST_F(RunBundle, AFixLoopThatCannotFinishWaitsWithItsDiagnosis) {
   one_task();
-  Json gap = {{"severity", "Critical"},
-              {"file", "docs/greeting.md"},
-              {"description", "the greeting is rude"}};
-  Json finds = {{"status", "DONE_WITH_CONCERNS"},
-                {"summary", "rude"},
-                {"evidence", Json::array()},
-                {"findings", Json::array({gap})}};
-  prepend("code-reviewer", {{"result", finds}});
+  prepend("code-reviewer", {{"result", one_gap("the greeting is rude", "Critical")}});
   prepend("developer", {{"task", ""},
                         {"dispatch_contains", "Fix loop"},
                         {"files", Json::array({file("docs/greeting.md", "kinder\n")})},
@@ -917,22 +909,13 @@ TEST_F(RunBundle, AFinalGateThatDisagreesWithTheLoopsReReviewParksAnAppeal) {
   ASSERT_NE(at, std::string::npos);
   graph.replace(at, 20, "  final_gate: true\n");
   test::write_text(skill + "/GRAPH.yaml", graph);
-  Json gap = {{"severity", "Important"},
-              {"file", "docs/greeting.md"},
-              {"description", "the greeting has no full stop"}};
-  Json finds = {{"status", "DONE_WITH_CONCERNS"},
-                {"summary", "one gap"},
-                {"evidence", Json::array()},
-                {"findings", Json::array({gap})}};
-  prepend("code-reviewer", {{"call", 1}, {"result", finds}});
-  Json held = finds;
-  held["findings"][0]["description"] = "a full stop is not what the spec asks for";
+  prepend("code-reviewer", {{"call", 1}, {"result", one_gap("the greeting has no full stop")}});
+  Json held = one_gap("a full stop is not what the spec asks for");
   prepend("code-reviewer",
           {{"dispatch_contains", "review 1 of a fix loop"}, {"result", done("ships")}});
   // First: the final gate's dispatch names its loop too.
   prepend("code-reviewer", {{"dispatch_contains", "You are the final gate"}, {"result", held}});
-  Json fixed = done("added the full stop");
-  fixed["fixes"] = Json::array({{{"gap", 1}, {"files", {"docs/greeting.md"}}}});
+  Json fixed = fixed_gap_one("added the full stop");
   prepend("developer", {{"task", ""},
                         {"dispatch_contains", "Fix loop 1 of"},
                         {"files", Json::array({file("docs/greeting.md", "hello.\n")})},
