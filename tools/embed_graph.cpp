@@ -161,9 +161,10 @@ class Tables {
                                 rounds);
   }
   std::string view(const FixRules& f) {
-    const auto& [max_loops, fixer, reviewer, reviewer_backend, diagnosis, gate, gate_backend] = f;
-    return record<FixRules>(max_loops, fixer, reviewer, reviewer_backend, diagnosis, gate,
-                            gate_backend);
+    const auto& [max_loops, max_replans, fixer, reviewer, reviewer_backend, diagnosis, gate,
+                 gate_backend] = f;
+    return record<FixRules>(max_loops, max_replans, fixer, reviewer, reviewer_backend, diagnosis,
+                            gate, gate_backend);
   }
   std::string view(const EscalationLadder& l) {
     const auto& [setting, steps] = l;

@@ -87,6 +87,7 @@ std::string decision_kind(const std::string& type, const Json& d) {
       {"ORCHESTRATOR_CORRECTION", "corrected"},
       {"DISCUSS_ROUND_DONE", "critiqued"},
       {"FIX_DIAGNOSED", "diagnosed"},
+      {"BUNDLE_REPLANNED", "replanned"},
   };
   if (type == "NOTE") {
     std::string topic = json_str(d, "topic");

@@ -9,17 +9,22 @@
 #include "bundle/critique_gate.h"
 #include "bundle/recovery.h"
 #include "fix/loop.h"
+#include "fix/personas.h"
 #include "lane/routes.h"
 #include "proc/stop_signals.h"
 #include "schedule/schedule.h"
 #include "util/fs.h"
 #include "util/text.h"
+#include "util/unsynced_files.h"
 #include "util/words.h"
 
 namespace devgraph::bundle {
 namespace {
 
 constexpr const char* kLane = "bundle";
+// The bundle cursor's record of a fix loop's overdesigned-plan diagnosis
+// sending it back to plan_bundle: count, pending, record, without, taken.
+constexpr const char* kReplanKey = "replan";
 const std::optional<std::string> kBundleCursor;
 
 // What a gate did: moved on (the loop reads the cursor's new node), or
@@ -418,9 +423,15 @@ Expected<Step> review_gate(BundleRun& run, const GateInputs& in, const std::stri
 // also kept in the call's own directory, so a driver killed in a later
 // loop replays the earlier ones from their answers instead of launching
 // them again (a persona's result file holds its last call only).
+//
+// A call on another backend than the bundle's (fix.reviewer_backend,
+// fix.final_gate_backend) runs on a persona runtime of its own
+// (fix::RuntimePersonas: a new process and session on that CLI), in this
+// thread; its spend is a line of the bundle's ledger, and a stop signal
+// it meets stops the bundle's launches too.
 class BundleFixPersonas final : public fix::FixPersonas {
  public:
-  explicit BundleFixPersonas(BundleRun& run) : run_(run) {}
+  BundleFixPersonas(BundleRun& run, const CritiqueSettings& flags) : run_(run), flags_(flags) {}
   Expected<fix::PersonaAnswer> run(const fix::PersonaCall& call) override {
     const std::string kept = join_path(call.dir, "answer.json");
     if (auto j = load_json_file(kept); j && j->is_object() && j->contains("result")) {
@@ -431,6 +442,11 @@ class BundleFixPersonas final : public fix::FixPersonas {
       a.handle = json_str(*j, "handle");
       a.session_id = json_str(*j, "session_id");
       a.cost_usd = j->value("cost_usd", 0.0);
+      return a;
+    }
+    if (call.backend != flags_.agent) {
+      DG_TRY(auto a, elsewhere(call));
+      DG_CHECK(keep(kept, a));
       return a;
     }
     Visit v{call.persona,
@@ -456,19 +472,58 @@ class BundleFixPersonas final : public fix::FixPersonas {
     a.handle = r->handle;
     a.session_id = r->session_id;
     a.cost_usd = r->cost_usd;
-    DG_CHECK(make_directories(call.dir));
-    DG_CHECK(write_file_atomic(kept, dump_py(Json{{"result", a.result},
-                                                  {"outcome", a.outcome},
-                                                  {"handle", a.handle},
-                                                  {"session_id", a.session_id},
-                                                  {"cost_usd", a.cost_usd}},
-                                             2) +
-                                         "\n"));
+    DG_CHECK(keep(kept, a));
     return a;
   }
 
  private:
+  static Status keep(const std::string& path, const fix::PersonaAnswer& a) {
+    DG_CHECK(make_directories(dirname_of(path)));
+    return write_file_atomic(path, dump_py(Json{{"result", a.result},
+                                                {"outcome", a.outcome},
+                                                {"handle", a.handle},
+                                                {"session_id", a.session_id},
+                                                {"cost_usd", a.cost_usd}},
+                                           2) +
+                                       "\n");
+  }
+
+  Expected<fix::PersonaAnswer> elsewhere(const fix::PersonaCall& call) {
+    DG_CHECK(stopping(run_));
+    DG_CHECK(halting(run_));
+    fix::RuntimeFlags rf;
+    rf.agent_bin = flags_.agent_bin;
+    rf.sim_scenario = flags_.sim_scenario;
+    if (flags_.agent_command) {
+      auto words = split_command(*flags_.agent_command);
+      if (words) rf.agent_command = *words;
+    }
+    if (flags_.persona_timeout_seconds)
+      rf.persona_timeout =
+          std::chrono::milliseconds(static_cast<long long>(*flags_.persona_timeout_seconds * 1000));
+    // The bundle's --claude-bin names the bundle's claude, not another CLI.
+    if (call.backend != "claude") rf.agent_bin.clear();
+    fix::RuntimePersonas other(run_.walker.graph(), run_.skill_dir, run_.ctx.worktree, rf);
+    run_.journal.log(
+        "fix_call_elsewhere",
+        Json{{"persona", call.persona}, {"role", call.role}, {"backend", call.backend}});
+    auto a = other.run(call);
+    if (!a && a.error().kind == ErrorKind::interrupted && a.error().exit_code > 128) {
+      run_.dispatch.stop(a.error().exit_code - 128);
+      return a.error();
+    }
+    DG_TRY(auto answer, std::move(a));
+    Json line = {{"handle", answer.handle.empty() ? "fix/" + call.role : answer.handle},
+                 {"persona", call.persona},
+                 {"cost_usd", answer.cost_usd},
+                 {"backend", call.backend}};
+    if (auto st = append_file(run_.layout.ledger(), dump_py(line) + "\n"); !st)
+      run_.journal.log("file_not_written", Json{{"error", st.error().message}});
+    return answer;
+  }
+
   BundleRun& run_;
+  const CritiqueSettings& flags_;
 };
 
 // Review findings with a blocking gap run the fix loop (fix/loop.h) inside
@@ -544,7 +599,7 @@ Expected<std::optional<Step>> fix_gate(BundleRun& run, const GateInputs& in) {
   req.decision = decision;
   req.command_timeout = in.command_timeout;
   req.on_log = [&run](const Json& rec) { run.journal.log("fix_" + json_str(rec, "event"), rec); };
-  BundleFixPersonas personas(run);
+  BundleFixPersonas personas(run, in.critique);
   DG_TRY(auto out, fix::run_fix(req, personas, run.git, run.runner));
   Json merge = {{"fix",
                  {{"raises_used", out.raises_used},
@@ -561,6 +616,33 @@ Expected<std::optional<Step>> fix_gate(BundleRun& run, const GateInputs& in) {
     return std::optional<Step>(Step{});
   }
   DG_CHECK(run.journal.event(lane::event::kFixDiagnosed, detail));
+  const Json replan = cursor.contains(kReplanKey) && cursor.at(kReplanKey).is_object()
+                          ? cursor.at(kReplanKey)
+                          : Json::object();
+  const int replans = static_cast<int>(replan.value("count", 0LL));
+  if (out.end == "replan" && out.diagnosis && replans < g.fix.max_replans) {
+    // Back to plan_bundle without the machinery the diagnosis named. The
+    // tasks committed so far stay on the branch; the new plan takes it
+    // from there with task ids of its own (checked_plan refuses the old).
+    std::vector<std::string> taken;
+    for (const auto& t : run.journal.task_ids()) taken.push_back(t);
+    DG_TRY(auto plan, run.walker.follow(kLane, node, lane::route::kReplan, ""));
+    merge[kReplanKey] = {{"count", replans + 1},
+                         {"pending", true},
+                         {"record", out.record},
+                         {"without", out.diagnosis->machinery},
+                         {"taken", taken}};
+    Json moved = {{"record", out.record},
+                  {"without", out.diagnosis->machinery},
+                  {"replan", replans + 1},
+                  {"route", out.route}};
+    DG_CHECK(run.journal.move(kBundleCursor, plan, lane::event::kBundleReplanned, merge, moved));
+    return std::optional<Step>(Step{});
+  }
+  if (out.end == "replan")
+    out.route += " (the bundle was planned again " + std::to_string(replans) +
+                 " time(s) already, GRAPH.yaml fix.max_replans " +
+                 std::to_string(g.fix.max_replans) + ")";
   auto park = run.walker.shared_node_of_type("cursor_interrupt");
   if (!park) return fail("GRAPH.yaml has no shared node where a cursor waits for a person");
   std::string why = "fix loop stopped (" + out.why_stopped + "): " + out.route +
@@ -651,13 +733,49 @@ Expected<Step> docs_gate(BundleRun& run, const GateInputs& in, const std::string
 }
 
 // The plan at tasks.json, if it passes the plan check; else the problems.
+// The replan record on the bundle cursor while a new plan is due; null
+// otherwise.
+Json pending_replan(const Json& cursor) {
+  if (!cursor.contains(kReplanKey) || !cursor.at(kReplanKey).is_object()) return Json();
+  const Json& r = cursor.at(kReplanKey);
+  return r.value("pending", false) ? r : Json();
+}
+
 Expected<schedule::Plan> checked_plan(BundleRun& run) {
   DG_TRY(auto doc, load_json_file(run.layout.tasks_json()));
   auto problems = schedule::check_plan(doc);
   if (!problems.empty())
     return fail(ErrorKind::refused,
                 "tasks.json failed the schedule check: " + join(problems, "; "));
-  return schedule::plan_from_json(doc);
+  DG_TRY(auto plan, schedule::plan_from_json(doc));
+  // A plan made again keeps the earlier plan's commits on the branch: a
+  // task id of that plan would read as already done.
+  Json replan = pending_replan(run.journal.cursor());
+  if (replan.is_object() && replan.contains("taken") && replan.at("taken").is_array()) {
+    std::vector<std::string> reused;
+    for (const auto& t : plan.tasks)
+      for (const auto& taken : replan.at("taken"))
+        if (taken == t.id) reused.push_back(t.id);
+    if (!reused.empty())
+      return fail(ErrorKind::refused, "tasks.json reuses task ids of the earlier plan (" +
+                                          join(reused, ", ") + "); give each new task a new id");
+  }
+  return plan;
+}
+
+// What the planner is told when the fix loop sent the bundle back.
+std::string replan_brief(const Json& replan) {
+  std::vector<std::string> without, taken;
+  for (const auto& w : replan.value("without", Json::array()))
+    if (w.is_string()) without.push_back(w.get<std::string>());
+  for (const auto& t : replan.value("taken", Json::array()))
+    if (t.is_string()) taken.push_back(t.get<std::string>());
+  return "This bundle was sent back to planning: its fix loop diagnosed the plan as "
+         "overdesigned (the record: " +
+         json_str(replan, "record") + "). Plan it again without: " + join(without, "; ") +
+         ". The branch keeps the commits of the earlier plan's tasks (" + join(taken, ", ") +
+         "): write tasks that take the branch from where it stands to the simpler design, "
+         "each with a new id (none of those), depending only on tasks of the new plan.";
 }
 
 // The plan is part of the branch: commit it (once per planning) with
@@ -666,7 +784,12 @@ Expected<schedule::Plan> checked_plan(BundleRun& run) {
 // bundle_verify, and no task's commit takes the planner's files. Each
 // planning after a critique round has its own step (plan-r<rounds>).
 Status commit_plan(BundleRun& run, const PersonaResult& r, int rounds) {
-  std::string key = run.bundle() + "/plan" + (rounds ? "-r" + std::to_string(rounds) : "");
+  const Json cursor = run.journal.cursor();
+  const long long replans = cursor.contains(kReplanKey) && cursor.at(kReplanKey).is_object()
+                                ? cursor.at(kReplanKey).value("count", 0LL)
+                                : 0;
+  std::string key = run.bundle() + "/plan" + (replans ? "-p" + std::to_string(replans) : "") +
+                    (rounds ? "-r" + std::to_string(rounds) : "");
   if (r.reused && run.committed_with(kBundleTrailer, key)) return {};
   std::vector<std::string> names = r.artifacts;
   names.push_back(run.layout.plan_rel());
@@ -677,6 +800,7 @@ Status commit_plan(BundleRun& run, const PersonaResult& r, int rounds) {
   if (!rest.empty())
     run.journal.log("paths_left_by_plan", Json{{"bundle", run.bundle()}, {"paths", rest}});
   std::string subject = "docs(" + run.bundle() + "): plan";
+  if (replans) subject += " (planned again)";
   if (rounds) subject += " (revised)";
   git::CommitRequest req{subject, "", {{kBundleTrailer, key}}};
   DG_TRY(auto c, git::commit_paths(run.git, paths, req,
@@ -692,6 +816,9 @@ Expected<std::string> run_plan(BundleRun& run, const GateInputs& in) {
   const DiscussRound* round = gate_round(run, in, node, "");
   // A person's answer set the cursor going again: the first dispatch has it.
   std::string extra = answer_for_dispatch(run.layout, kBundleCursor, run.journal.cursor());
+  // Sent back by the fix loop: every planning of this visit is told why.
+  const Json replan = pending_replan(run.journal.cursor());
+  const std::string brief = replan.is_object() ? replan_brief(replan) : "";
   while (run.journal.node(kBundleCursor) == node) {
     Json detail;
     Json merge;
@@ -721,7 +848,9 @@ Expected<std::string> run_plan(BundleRun& run, const GateInputs& in) {
                           {"plan_path", run.layout.plan_md()},
                           {"tasks_json_path", run.layout.tasks_json()}};
       DG_TRY(auto dispatch, run.render("planner-dispatch", v));
-      DG_TRY(auto r, bundle_persona(run, node, dispatch, extra));
+      DG_TRY(auto r, bundle_persona(
+                         run, node, dispatch,
+                         brief.empty() || extra.empty() ? brief + extra : brief + "\n\n" + extra));
       // The plan is accepted only when the plan check passes: a plan that
       // fails it is a blocked planner, retried with the problems named.
       std::optional<schedule::Plan> plan;
@@ -762,6 +891,7 @@ Expected<std::string> run_plan(BundleRun& run, const GateInputs& in) {
       detail["critical_path"] = cp.path;
       detail["task_count"] = cp.task_count;
     }
+    if (replan.is_object()) merge[kReplanKey] = {{"pending", false}};
     DG_TRY(auto next, run.walker.follow(kLane, node, lane::route::kDone, ""));
     DG_CHECK(run.journal.move(kBundleCursor, next, lane::event::kPlanDone, merge, detail,
                               run.layout.tasks_json()));
@@ -782,6 +912,8 @@ Expected<std::string> run_gates(BundleRun& run, const GateInputs& in, std::strin
       step = repair_gate(run, in, extra);
     } else if (node == "documentation_review") {
       step = docs_gate(run, in, extra);
+    } else if (node == "plan_bundle") {
+      return std::string();  // sent back to planning (fix.max_replans): the driver plans again
     } else {
       return std::string("bundle cursor at " + node + " is not a bundle gate");
     }

@@ -11,10 +11,15 @@
 // - A final review whose findings hold a blocking gap (severity Critical or
 //   Important, with its file) runs the fix loop (fix/loop.h) inside
 //   repair_bundle, its personas bundle-level visits through the bundle's
-//   dispatch, its files in <bundle>/fix-<cycle>/: SHIP goes on to
-//   bundle_verify; any other end is a FIX_DIAGNOSED event and a wait for a
-//   person with the loop's route and question, the bundle still in
-//   progress. The cursor's `fix` record keeps the raises used and the
+//   dispatch (a call on another backend than the bundle's, the
+//   re-reviewer's or the final gate's, on a runtime of its own, its spend
+//   in the ledger), its files in <bundle>/fix-<cycle>/: SHIP goes on to
+//   bundle_verify; an overdesigned plan goes back to plan_bundle (route
+//   replan, BUNDLE_REPLANNED) while fix.max_replans lasts, the planner told
+//   what to leave out and which task ids the committed tasks hold (a plan
+//   reusing one is refused); any other end is a FIX_DIAGNOSED event and a
+//   wait for a person with the loop's route and question, the bundle still
+//   in progress. The cursor's `fix` record keeps the raises used and the
 //   setting reached; when the loop stopped at the raise cap, a person's
 //   approval in the inbox is the recorded decision (from, to, the answer
 //   as reason, the approver, the answer's time) and the loop runs again.
@@ -30,8 +35,9 @@
 // - A bundle cursor a person answered (src/inbox/) carries the answer in
 //   the first dispatch of the node it came back to (bundle/answer.h).
 // - Returns "" when the bundle reached create_pr's doorstep (ready to
-//   deliver), else the reason it cannot go on; an Error when the journal
-//   refused a change.
+//   deliver) or was sent back to plan_bundle (the driver plans again),
+//   else the reason it cannot go on; an Error when the journal refused a
+//   change.
 #pragma once
 
 #include <functional>

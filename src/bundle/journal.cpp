@@ -1,5 +1,6 @@
 #include "bundle/journal.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include "util/clock.h"
@@ -22,6 +23,17 @@ Json Journal::task_cursor(const std::string& task) const {
   const Json& tr = state_["tasks_runtime"];
   auto key = layout_.bundle + "/" + task;
   return tr.is_object() && tr.contains(key) ? tr[key] : Json::object();
+}
+
+std::vector<std::string> Journal::task_ids() const {
+  std::vector<std::string> out;
+  const Json& tr = state_["tasks_runtime"];
+  if (!tr.is_object()) return out;
+  const std::string prefix = layout_.bundle + "/";
+  for (const auto& [key, value] : tr.items())
+    if (key.rfind(prefix, 0) == 0) out.push_back(key.substr(prefix.size()));
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 long long Journal::moves(const std::optional<std::string>& task) const {

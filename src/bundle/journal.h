@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "bundle/crash_points.h"
 #include "bundle/layout.h"
@@ -49,6 +50,8 @@ class Journal {
   // The bundle cursor, and a task's ({} when the task has none yet).
   Json cursor() const;
   Json task_cursor(const std::string& task) const;
+  // The ids of this bundle's tasks that have a cursor, sorted.
+  std::vector<std::string> task_ids() const;
   // A cursor's move count: what a result file names its visit by.
   long long moves(const std::optional<std::string>& task) const;
   // The cursor's node and previous node.

@@ -87,6 +87,8 @@ Status read_fix(const Reader& r, const Json& f, FixRules& out) {
   if (!f.is_object()) return r.bad("fix", "a mapping");
   DG_TRY(out.max_loops, r.integer(at(f, "max_loops"), "fix.max_loops", out.max_loops));
   if (out.max_loops < 1) return r.bad("fix.max_loops", "1 or more");
+  DG_TRY(out.max_replans, r.integer(at(f, "max_replans"), "fix.max_replans", out.max_replans));
+  if (out.max_replans < 0) return r.bad("fix.max_replans", "0 or more");
   DG_TRY(out.fixer, r.str(at(f, "fixer"), "fix.fixer", true));
   DG_TRY(out.reviewer, r.str(at(f, "reviewer"), "fix.reviewer", true));
   DG_TRY(out.reviewer_backend, r.str(at(f, "reviewer_backend"), "fix.reviewer_backend", false));

@@ -209,7 +209,8 @@ struct DiscussRules {
 // The fix and re-review loop (GRAPH.yaml `fix`; src/fix/).
 struct FixRules {
   int max_loops = 2;
-  std::string fixer;  // "": no fix section (nothing can run the loop)
+  int max_replans = 1;  // overdesigned-plan sends a bundle back to planning this often
+  std::string fixer;    // "": no fix section (nothing can run the loop)
   std::string reviewer;
   std::string reviewer_backend;  // "": the fixer's backend
   std::string diagnosis_persona;

@@ -48,6 +48,8 @@ inline constexpr std::string_view kNoCandidates = "none_or_no_candidates";
 // A discuss round as a gate (GRAPH.yaml discuss.rounds; bundle/critique_gate.h).
 inline constexpr std::string_view kDiscussRevise = "discuss_revise";
 inline constexpr std::string_view kDiscussBlocked = "discuss_blocked";
+// The fix loop diagnosed an overdesigned plan (fix/loop.h).
+inline constexpr std::string_view kReplan = "replan";
 }  // namespace route
 
 inline constexpr RouteUse kRoutesTaken[] = {
@@ -67,6 +69,7 @@ inline constexpr RouteUse kRoutesTaken[] = {
     {"repair_bundle", route::kDone},
     {"repair_bundle", route::kExhausted},
     {"repair_bundle", route::kBlocked},
+    {"repair_bundle", route::kReplan},
     {"documentation_review", route::kDone},
     {"documentation_review", route::kDoneWithConcerns},
     {"documentation_review", route::kBlocked},
@@ -140,6 +143,8 @@ inline constexpr std::string_view kDocReviewFindings = "DOC_REVIEW_FINDINGS";
 inline constexpr std::string_view kDiscussRoundDone = "DISCUSS_ROUND_DONE";
 // A fix loop in repair_bundle stopped short of SHIP (src/fix/).
 inline constexpr std::string_view kFixDiagnosed = "FIX_DIAGNOSED";
+// ... and sent the bundle back to plan_bundle (route replan).
+inline constexpr std::string_view kBundleReplanned = "BUNDLE_REPLANNED";
 inline constexpr std::string_view kPrCreated = "PR_CREATED";
 inline constexpr std::string_view kBranchReady = "BRANCH_READY";
 inline constexpr std::string_view kAutoMergeEnabled = "AUTO_MERGE_ENABLED";
@@ -209,6 +214,7 @@ inline constexpr std::string_view kEventsWritten[] = {
     event::kDocReviewFindings,
     event::kDiscussRoundDone,
     event::kFixDiagnosed,
+    event::kBundleReplanned,
     event::kPrCreated,
     event::kBranchReady,
     event::kAutoMergeEnabled,

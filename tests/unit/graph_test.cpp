@@ -63,7 +63,7 @@ TEST(Graph, VocabularyPersonasAndLegacyNodes) {
   EXPECT_FALSE(g.has_persona("developer-repair"));
   EXPECT_EQ(g.legacy_target("adversarial_test"), "verify");
   EXPECT_EQ(g.legacy_target("verify"), std::nullopt);
-  EXPECT_EQ(g.events.size(), 70u);
+  EXPECT_EQ(g.events.size(), 71u);
 }
 
 TEST(Graph, CapacityTiers) {
