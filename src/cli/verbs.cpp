@@ -21,6 +21,7 @@ constexpr Verb kVerbs[] = {
      verb_schedule},
     {"install", "grant devgraph's permissions to an agent CLI (claude, codex, copilot)",
      verb_install},
+    {"doctor", "check that this machine and repository are ready; a fix per problem", verb_doctor},
     {"sim-agent", "the simulated agent CLI behind --agent sim (demo, tests, benchmarks)",
      verb_sim_agent},
     {"run", "turn eligible open issues into bundles and drive them to pull requests, resumably",

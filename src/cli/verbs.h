@@ -65,6 +65,7 @@ int verb_run_bundle(const VerbArgs& args);
 int verb_audit_merge(const VerbArgs& args);
 int verb_demo(const VerbArgs& args);
 int verb_install(const VerbArgs& args);
+int verb_doctor(const VerbArgs& args);
 int verb_sim_agent(const VerbArgs& args);
 int verb_inbox(const VerbArgs& args);
 int verb_board(const VerbArgs& args);

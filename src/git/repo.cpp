@@ -83,6 +83,8 @@ class RealRepo final : public RepoQueries {
         cur.path = line.substr(9);
       } else if (line.rfind("branch refs/heads/", 0) == 0) {
         cur.branch = line.substr(18);
+      } else if (line == "prunable" || line.rfind("prunable ", 0) == 0) {
+        cur.prunable = true;
       }
     }
     flush();

@@ -8,6 +8,8 @@
 // line. A fetch that could not reach the remote is ErrorKind::transient.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +22,9 @@ namespace devgraph::git {
 struct WorktreeEntry {
   std::string path;
   std::string branch;  // "" when detached
+  // git's `prunable` note: the worktree is registered but its directory
+  // (or its .git file) is gone, so `git worktree prune` would drop it.
+  bool prunable = false;
 };
 
 class RepoQueries {
@@ -38,6 +43,7 @@ class RepoQueries {
   // ("develop/": every develop/* branch).
   virtual Expected<std::vector<std::string>> branches(const std::string& prefix) = 0;
   // `git worktree list --porcelain`, the primary clone itself excluded.
+  // A prunable one is listed, marked so.
   virtual Expected<std::vector<WorktreeEntry>> worktrees() = 0;
 };
 

@@ -44,13 +44,14 @@ Error setup_error(const std::string& why) {
   return fail(ErrorKind::usage, why, kUsage);
 }
 
-Expected<std::string> git_out(const std::string& dir, std::vector<std::string> args, bool& ok) {
+Expected<std::string> git_out(CommandRunner& runner, const std::string& dir,
+                              std::vector<std::string> args, bool& ok) {
   CommandSpec spec;
   spec.argv = {"git"};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.cwd = dir;
   spec.timeout = std::chrono::seconds(30);
-  DG_TRY(auto r, run_command(spec));
+  DG_TRY(auto r, runner.run(spec));
   ok = r.ok();
   std::string o = r.out;
   while (!o.empty() && (o.back() == '\n' || o.back() == '\r')) o.pop_back();
@@ -84,6 +85,45 @@ Json dry_run_result(const std::vector<FormedBundle>& formed, const Eligibility& 
 
 }  // namespace
 
+Expected<RepositoryCheck> check_repository(CommandRunner& runner, const std::string& repo_flag,
+                                           const guard::Roots& roots) {
+  using Fault = RepositoryCheck::Fault;
+  RepositoryCheck c;
+  c.dir = absolute_path(repo_flag);
+  auto faulty = [&](Fault fault, std::string why) {
+    c.fault = fault;
+    c.why = std::move(why);
+    return c;
+  };
+  if (!is_directory(c.dir))
+    return faulty(Fault::no_directory, "--repo " + repo_flag + ": no such directory");
+  bool ok = false;
+  DG_TRY(std::string bare, git_out(runner, c.dir, {"rev-parse", "--is-bare-repository"}, ok));
+  if (!ok) return faulty(Fault::not_git, c.dir + " is not a git repository");
+  if (bare == "true")
+    return faulty(Fault::bare, c.dir +
+                                   " is a bare repository; run devgraph run in a clone with a "
+                                   "working tree");
+  auto place = guard::resolve_placement(c.dir, std::nullopt, roots);
+  if (!place) return faulty(Fault::not_git, place.error().message);
+  c.place = *place;
+  if (place->checkout_kind.value_or("") != "primary" || !place->primary_top)
+    return faulty(Fault::linked_worktree,
+                  c.dir + " is a linked worktree" +
+                      (place->primary_top ? " of " + *place->primary_top : std::string()) +
+                      "; run devgraph run in the primary clone");
+  c.top = *place->primary_top;
+  DG_TRY(std::string origin, git_out(runner, c.top, {"remote", "get-url", "origin"}, ok));
+  if (ok) c.origin = origin;
+  if (!c.origin.empty() && place->delivery != "github")
+    return faulty(Fault::foreign_origin,
+                  "origin " + c.origin +
+                      " does not name an <owner>/<repo> devgraph can read; fix the remote or "
+                      "remove it for local delivery");
+  c.delivery = place->delivery;
+  return c;
+}
+
 Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out) {
   auto started = std::chrono::steady_clock::now();
   auto line = [&](const std::string& l) {
@@ -100,37 +140,22 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
                          ": not a whole number of milliseconds");
     source_backoff = std::chrono::milliseconds(*ms);
   }
-  std::string repo = absolute_path(req.repo);
-  if (!is_directory(repo)) return setup_error("--repo " + req.repo + ": no such directory");
+  RealCommandRunner runner;
+  DG_TRY(RepositoryCheck checked, check_repository(runner, req.repo, roots));
+  if (checked.fault != RepositoryCheck::Fault::none) return setup_error(checked.why);
+  const guard::Placement& place = checked.place;
+  const std::string top = checked.top;
+  const bool has_origin = !checked.origin.empty();
+  const std::string delivery = checked.delivery;
   bool ok = false;
-  DG_TRY(std::string bare, git_out(repo, {"rev-parse", "--is-bare-repository"}, ok));
-  if (!ok) return setup_error(repo + " is not a git repository");
-  if (bare == "true")
-    return setup_error(repo +
-                       " is a bare repository; run devgraph run in a clone with a working tree");
-  auto place = guard::resolve_placement(repo, std::nullopt, roots);
-  if (!place) return setup_error(place.error().message);
-  if (place->checkout_kind.value_or("") != "primary" || !place->primary_top)
-    return setup_error(repo + " is a linked worktree" +
-                       (place->primary_top ? " of " + *place->primary_top : std::string()) +
-                       "; run devgraph run in the primary clone");
-  std::string top = *place->primary_top;
-  DG_TRY(std::string origin, git_out(top, {"remote", "get-url", "origin"}, ok));
-  bool has_origin = ok && !origin.empty();
-  if (has_origin && place->delivery != "github")
-    return setup_error("origin " + origin +
-                       " does not name an <owner>/<repo> devgraph can read; fix the remote or "
-                       "remove it for local delivery");
-  std::string delivery = place->delivery;
   std::string kind = req.issues.value_or(delivery == "github" ? "github" : "local");
   if (kind == "github" && !has_origin)
     return setup_error("--issues github needs an origin remote on GitHub");
-  std::string identity = place->owner + "/" + place->repo;
+  std::string identity = place.owner + "/" + place.repo;
 
   DG_TRY(auto skill, locate_skill(req.skill));
   DG_TRY(auto graph, Graph::load(skill));
   DG_TRY(auto schema, Schema::load(state_schema_path(skill)));
-  RealCommandRunner runner;
   auto repo_queries = git::make_repo_queries(runner, top);
   auto repo_default = repo_queries->default_branch(delivery == "github");
   if (!repo_default) return setup_error(repo_default.error().message);
@@ -139,7 +164,7 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
 
   // The issue source, and a first look at it: output that is not what was
   // asked is refused before anything is written.
-  issues::LocalIssues local(place->develop_home + "/issues");
+  issues::LocalIssues local(place.develop_home + "/issues");
   auto gh = gh::make_gh(runner, top);
   IntakePolicy policy;
   policy.epic_label = graph.intake.epic_label;
@@ -190,8 +215,8 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
   }
 
   // One orchestrator per repository.
-  DG_CHECK(make_directories(place->develop_home));
-  std::string lock_path = place->develop_home + "/orchestrator.lock";
+  DG_CHECK(make_directories(place.develop_home));
+  std::string lock_path = place.develop_home + "/orchestrator.lock";
   DG_TRY(auto lock, FileLock::try_acquire(lock_path));
   if (!lock) {
     std::string holder;
@@ -208,7 +233,7 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
   std::string run_dir;
   bool finishing = false;
   if (!req.fresh) {
-    for (const auto& dir : runs_newest_first(place->develop_home)) {
+    for (const auto& dir : runs_newest_first(place.develop_home)) {
       auto text = read_file(dir + "/" + kStateFile);
       if (!text) continue;
       auto st = parse_json(*text, dir);
@@ -229,7 +254,7 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
   // A new run is named by the UTC second it starts in.
   std::string fresh;
   if (run_dir.empty()) {
-    DG_TRY(fresh, new_run_dir(place->develop_home, system_clock().wall()));
+    DG_TRY(fresh, new_run_dir(place.develop_home, system_clock().wall()));
   }
   RunStore store(run_dir.empty() ? fresh : run_dir, graph, schema);
   if (run_dir.empty()) {
@@ -247,8 +272,8 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
     DG_TRY(auto c, store.init(init));
     (void)c;
     line("new run " + store.run_dir());
-    DG_TRY(std::string tip, git_out(top, {"rev-parse", "-q", "--verify", base}, ok));
-    if (ok) DG_CHECK(init_marker(place->develop_home, tip));
+    DG_TRY(std::string tip, git_out(runner, top, {"rev-parse", "-q", "--verify", base}, ok));
+    if (ok) DG_CHECK(init_marker(place.develop_home, tip));
   } else if (finishing) {
     line("recording the end of run " + run_dir);
   } else {
@@ -335,7 +360,7 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
     d.env = env;
     return d;
   };
-  cfg.develop_home = place->develop_home;
+  cfg.develop_home = place.develop_home;
   cfg.repo_top = top;
   cfg.command_timeout = std::chrono::minutes(graph.headless.persona_timeout_minutes);
   {

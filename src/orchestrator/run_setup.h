@@ -45,10 +45,32 @@
 #include <vector>
 
 #include "board/server.h"
+#include "guard/guard.h"
+#include "proc/command.h"
 #include "util/expected.h"
 #include "util/json.h"
 
 namespace devgraph::orchestrator {
+
+// The repository as `devgraph run` takes it, checked before anything is
+// written (and reported by `devgraph doctor`): a directory inside git, not
+// bare, the primary clone rather than a linked worktree, whose origin, when
+// it has one, names a GitHub repository. Only reads (git as argv through
+// `runner`). A fault is an answer, with the one line `run` refuses with;
+// an Error only when git could not be run.
+struct RepositoryCheck {
+  enum class Fault { none, no_directory, not_git, bare, linked_worktree, foreign_origin };
+  Fault fault = Fault::none;
+  std::string why;  // a fault's one line
+  std::string dir;  // the directory asked about, absolute
+  // The placement guard's answer: set from linked_worktree on.
+  guard::Placement place;
+  std::string top;       // the primary clone's top: set from foreign_origin on
+  std::string origin;    // origin's URL; "" when there is none
+  std::string delivery;  // "github" | "local": set when there is no fault
+};
+Expected<RepositoryCheck> check_repository(CommandRunner& runner, const std::string& repo,
+                                           const guard::Roots& roots);
 
 struct RunSetupRequest {
   std::string repo = ".";
