@@ -174,6 +174,14 @@ class Tables {
     const auto& [max_raises, ladder] = e;
     return record<EscalationRules>(max_raises, ladder);
   }
+  std::string view(const DebugSpecialist& d) {
+    const auto& [persona, backend] = d;
+    return record<DebugSpecialist>(persona, backend);
+  }
+  std::string view(const DebugRules& d) {
+    const auto& [debugger, max_cycles, malformed_resumes, specialists] = d;
+    return record<DebugRules>(debugger, max_cycles, malformed_resumes, specialists);
+  }
   std::string view(const GraphDefaults& d) {
     const auto& [max_retries, max_repair_cycles] = d;
     return record<GraphDefaults>(max_retries, max_repair_cycles);
@@ -253,6 +261,8 @@ class Tables {
   static const char* row_name(std::type_identity<FixRules>) { return "FixRules"; }
   static const char* row_name(std::type_identity<EscalationLadder>) { return "EscalationLadder"; }
   static const char* row_name(std::type_identity<EscalationRules>) { return "EscalationRules"; }
+  static const char* row_name(std::type_identity<DebugSpecialist>) { return "DebugSpecialist"; }
+  static const char* row_name(std::type_identity<DebugRules>) { return "DebugRules"; }
 
   // The expression that turns a view expression into the model type T.
   template <class T>
@@ -391,6 +401,7 @@ void write_graph(std::ostream& out, const Graph& g) {
   body += tables.assign("discuss", g.discuss);
   body += tables.assign("fix", g.fix);
   body += tables.assign("escalation", g.escalation);
+  body += tables.assign("debug", g.debug);
   body += tables.assign("budgets", g.budgets);
   body += tables.assign("headless", g.headless);
   body += tables.assign("capacity", g.capacity);

@@ -2,17 +2,25 @@
 // [--text WHY]) [--repo DIR] [--run RUN_ID]`: answers one item of the
 // inbox (src/inbox/inbox.h) and says what happens next, in one line.
 // ITEM is taken from the newest run in which it waits, or from --run.
+// ITEM `debug/<slug>` is a debug session's question (src/debug/): its
+// answer (--text or --file; a choice's number as the text) is recorded as
+// `devgraph debug answer SLUG --no-continue` records it, and `devgraph
+// debug continue SLUG` goes on.
 //
 // Exit codes: 0 answered; 1 refused or failed (the item does not wait, the
 // run refused the change); 3 a usage error or no git repository at
 // --repo, found before anything is written.
 #include "cli/verbs.h"
 #include "contracts/schema.h"
+#include "debug/decide.h"
+#include "debug/session.h"
+#include "debug/sessions.h"
 #include "graph/graph.h"
 #include "inbox/inbox.h"
 #include "skill/skill.h"
 #include "store/run_store.h"
 #include "util/args.h"
+#include "util/clock.h"
 #include "util/console.h"
 #include "util/fs.h"
 
@@ -93,6 +101,39 @@ std::string what_next(const inbox::Item& item, inbox::AnswerKind kind, const inb
          a.answer_path;
 }
 
+// `debug/<slug>`: the debug session's pending question, answered under
+// its lock; nothing else moves.
+int answer_debug(const std::string& key, const ParsedArgs& a) {
+  const std::string slug = key.substr(6);
+  if (auto ok = debug::check_slug(slug); !ok)
+    return report(Error{ok.error().message, kExitUsage, ErrorKind::usage});
+  if (a.flag("approve") || a.flag("reject") || a.has("run"))
+    return report(fail(ErrorKind::usage,
+                       "a debug session takes --text or --file (a choice's number as the text)",
+                       kExitUsage));
+  auto what = answer_of(a);
+  if (!what) return report(what.error());
+  auto home = inbox::develop_home_of(a.get_or("repo", "."));
+  if (!home) return report(home.error());
+  debug::Paths paths = debug::paths_of(*home, slug);
+  auto opened = debug::open_session(paths, slug);
+  if (!opened) return report(opened.error());
+  const std::string id = opened->file.m.pending ? opened->file.m.pending->id : "";
+  auto next = debug::decide_answer(opened->file, debug::Answer{0, what->second},
+                                   iso_utc(system_clock().wall()));
+  if (!next)
+    return report(
+        Error{"session " + slug + ": " + next.error().message, kExitUsage, ErrorKind::usage});
+  debug::SessionConfig cfg;
+  cfg.paths = paths;
+  cfg.now = [] { return iso_utc(system_clock().wall()); };
+  if (auto r = debug::record(cfg, *next, "answered", Json{{"question", id}}); !r)
+    return report(r.error());
+  out() << "debug session " << slug << ": " << id << " answered; `devgraph debug continue " << slug
+        << "` goes on\n";
+  return 0;
+}
+
 }  // namespace
 
 int verb_answer(const VerbArgs& args) {
@@ -109,6 +150,7 @@ int verb_answer(const VerbArgs& args) {
   auto a = p.parse(args);
   if (!a) return report(a.error());
   const std::string key = a->positionals()[0];
+  if (key.rfind("debug/", 0) == 0) return answer_debug(key, *a);
   auto parsed = inbox::parse_key(key);
   if (!parsed) return report(parsed.error());
   auto run = a->get("run");

@@ -1,14 +1,17 @@
 // `devgraph inbox [--repo DIR] [--json]`: what waits for a person in the
-// repository's live runs (src/inbox/inbox.h), one block per item with the
-// way to answer it, or a JSON array.
+// repository's live runs (src/inbox/inbox.h) and its debug sessions
+// (src/debug/sessions.h, keyed `debug/<slug>`), one block per item with
+// the way to answer it, or a JSON array.
 //
 // Exit codes: 0 listed (also when nothing waits); 3 a usage error or no
 // git repository at --repo.
 #include "cli/verbs.h"
+#include "debug/sessions.h"
 #include "inbox/inbox.h"
 #include "util/args.h"
 #include "util/console.h"
 #include "util/fs.h"
+#include "util/text.h"
 
 namespace devgraph {
 namespace {
@@ -35,13 +38,23 @@ int verb_inbox(const VerbArgs& args) {
   if (!home) return report(home.error());
   auto items = inbox::list_items(*home);
   if (!items) return report(items.error());
+  std::vector<debug::Listed> sessions;
+  for (auto& l : debug::list_sessions(*home))
+    if (!l.question.empty()) sessions.push_back(std::move(l));
   if (a->flag("json")) {
     Json list = Json::array();
     for (const auto& i : *items) list.push_back(i.to_json());
+    for (const auto& l : sessions)
+      list.push_back({{"key", "debug/" + l.slug},
+                      {"kind", "debug"},
+                      {"reason", "debug session " + l.slug + " waits at " + l.question_id},
+                      {"question", l.question},
+                      {"evidence", l.file},
+                      {"since", l.updated}});
     out() << dump_py(list, 2) << "\n";
     return 0;
   }
-  if (items->empty()) {
+  if (items->empty() && sessions.empty()) {
     out() << "nothing waits for a person\n";
     return 0;
   }
@@ -54,6 +67,17 @@ int verb_inbox(const VerbArgs& args) {
           << "  evidence: " << (i.evidence.empty() ? "none" : i.evidence) << "\n"
           << "  answer:   devgraph answer " << i.key << " --run " << i.run_id
           << " (--text TEXT | --file F | --approve | --reject [--text WHY])\n";
+    first = false;
+  }
+  for (const auto& l : sessions) {
+    out() << (first ? "" : "\n") << "debug/" << l.slug << "  (debug session"
+          << (l.updated.empty() ? "" : ", waiting since " + l.updated) << ")\n"
+          << "  reason:   the debugger reached " << l.question_id << "\n"
+          << "  question: " << one_line(l.question, 400) << "\n"
+          << "  evidence: " << l.file << "\n"
+          << "  answer:   devgraph debug answer " << l.slug
+          << " (--choice N | --text TEXT | --file F), or devgraph answer debug/" << l.slug
+          << " (--text TEXT | --file F)\n";
     first = false;
   }
   return 0;

@@ -40,6 +40,8 @@ constexpr Verb kVerbs[] = {
      verb_discuss},
     {"fix", "the bounded fix and re-review loop on one branch, with the escalation diagnosis",
      verb_fix},
+    {"debug", "checkpointed debug sessions: a debugger, a debug file, a person at checkpoints",
+     verb_debug},
     {"critique", "one perspective's critique of one artifact, on its backend or a fallback",
      verb_critique},
     {"board", "serve a run's live board in a browser, each event pushed as it happens", verb_board},

@@ -74,5 +74,6 @@ int verb_metrics(const VerbArgs& args);
 int verb_critique(const VerbArgs& args);
 int verb_discuss(const VerbArgs& args);
 int verb_fix(const VerbArgs& args);
+int verb_debug(const VerbArgs& args);
 
 }  // namespace devgraph

@@ -19,15 +19,17 @@ Expected<PersonaAnswer> RuntimePersonas::run(const PersonaCall& call) {
       agents::BackendFlags{*kind, *kind == agents::BackendKind::claude ? flags_.agent_bin : "",
                            call.model, flags_.sim_scenario, flags_.agent_command});
   cfg.backend.effort = call.effort;
-  if (call.role != "fix") {
-    // Reviewers and the diagnosis read; only the fixer writes.
+  if (call.role != "fix" && call.role != "debug") {
+    // Reviewers, the diagnosis and specialists read; the fixer and the
+    // debugger write.
     cfg.backend.allowed_tools = {"Read", "Grep", "Glob"};
     for (const char* t : {"Edit", "Write", "NotebookEdit"})
       cfg.backend.disallowed_tools.push_back(t);
   }
   DG_CHECK(make_directories(call.dir));
   cfg.backend.config_dir = join_path(call.dir, "cli");
-  cfg.backend.sim_state_dir = join_path(call.dir, "sim");
+  cfg.backend.sim_state_dir =
+      flags_.sim_state_dir.empty() ? join_path(call.dir, "sim") : flags_.sim_state_dir;
   cfg.backend.bundle = call.role;
   cfg.bundle = call.role;
   cfg.log_path = join_path(call.dir, "persona.log");

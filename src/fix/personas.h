@@ -1,6 +1,8 @@
 // FixPersonas over the real persona runtime: each call is one launch on a
 // runtime of its own (a new process, a new session), on the backend the
-// call names, at its model and effort when set.
+// call names, at its model and effort when set. Only the writing roles
+// ("fix", and a debug session's "debug") get the write tools; every other
+// role reads.
 #pragma once
 
 #include <optional>
@@ -17,6 +19,9 @@ struct RuntimeFlags {
   std::string sim_scenario;
   std::vector<std::string> agent_command;
   std::optional<std::chrono::milliseconds> persona_timeout;
+  // The simulated agent's launch counters for every call ("call" rules
+  // count across them); empty: each call's own directory.
+  std::string sim_state_dir;
 };
 
 class RuntimePersonas final : public FixPersonas {

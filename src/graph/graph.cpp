@@ -127,6 +127,32 @@ Status read_escalation(const Reader& r, const Json& e, EscalationRules& out) {
   return {};
 }
 
+// GRAPH.yaml `debug`: absent is no debug session; present, it names the
+// debugger, and each specialist names a persona and a backend.
+Status read_debug(const Reader& r, const Json& d, DebugRules& out) {
+  if (d.is_null()) return {};
+  if (!d.is_object()) return r.bad("debug", "a mapping");
+  DG_TRY(out.debugger, r.str(at(d, "debugger"), "debug.debugger", true));
+  DG_TRY(out.max_cycles, r.integer(at(d, "max_cycles"), "debug.max_cycles", out.max_cycles));
+  if (out.max_cycles < 1) return r.bad("debug.max_cycles", "1 or more");
+  DG_TRY(out.malformed_resumes,
+         r.integer(at(d, "malformed_resumes"), "debug.malformed_resumes", out.malformed_resumes));
+  if (out.malformed_resumes < 0) return r.bad("debug.malformed_resumes", "0 or more");
+  const Json& sp = at(d, "specialists");
+  if (sp.is_null()) return {};
+  if (!sp.is_object()) return r.bad("debug.specialists", "a mapping of hints");
+  for (auto it = sp.begin(); it != sp.end(); ++it) {
+    std::string field = "debug.specialists." + it.key();
+    if (!it->is_object()) return r.bad(field, "a mapping");
+    DebugSpecialist s;
+    DG_TRY(s.persona, r.str(at(*it, "persona"), field + ".persona", true));
+    DG_TRY(s.backend, r.str(at(*it, "backend"), field + ".backend", true));
+    if (s.persona.empty() || s.backend.empty()) return r.bad(field, "a persona and a backend");
+    out.specialists.emplace(it.key(), std::move(s));
+  }
+  return {};
+}
+
 // GRAPH.yaml `discuss`: absent is no critique at all; present, every
 // perspective is named once and says whom it speaks as and which backend
 // runs it, and every round names perspectives there are.
@@ -390,6 +416,7 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
   DG_CHECK(read_discuss(r, at(doc, "discuss"), g.discuss));
   DG_CHECK(read_fix(r, at(doc, "fix"), g.fix));
   DG_CHECK(read_escalation(r, at(doc, "escalation"), g.escalation));
+  DG_CHECK(read_debug(r, at(doc, "debug"), g.debug));
 
   const Json& per_bundle = at(at(doc, "budgets"), "per_bundle");
   {
@@ -518,6 +545,11 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
     if (!name.empty() && !g.has_persona(name)) return r.bad(field, "one of personas, not " + name);
   if (!g.discuss.persona.empty() && !g.has_persona(g.discuss.persona))
     return r.bad("discuss.persona", "one of personas, not " + g.discuss.persona);
+  if (!g.debug.debugger.empty() && !g.has_persona(g.debug.debugger))
+    return r.bad("debug.debugger", "one of personas, not " + g.debug.debugger);
+  for (const auto& [hint, s] : g.debug.specialists)
+    if (!g.has_persona(s.persona))
+      return r.bad("debug.specialists." + hint + ".persona", "one of personas, not " + s.persona);
   for (const auto& round : g.discuss.rounds)
     for (const std::string* n : {&round.after, &round.before})
       if (!n->empty() && !g.node(*n))

@@ -236,6 +236,26 @@ struct EscalationRules {
   bool operator==(const EscalationRules&) const = default;
 };
 
+// Checkpointed debug sessions (GRAPH.yaml `debug`; src/debug/): who
+// investigates, how many debugger calls run before a person is asked to
+// go on, how often a malformed return is tried again, and which persona on
+// which backend reviews a proposed fix direction for the debugger's hint.
+struct DebugSpecialist {
+  std::string persona;
+  std::string backend;
+
+  bool operator==(const DebugSpecialist&) const = default;
+};
+
+struct DebugRules {
+  std::string debugger;  // "": no debug section (nothing can run a session)
+  int max_cycles = 8;
+  int malformed_resumes = 1;
+  std::map<std::string, DebugSpecialist> specialists;  // by hint
+
+  bool operator==(const DebugRules&) const = default;
+};
+
 struct GraphDefaults {
   int max_retries = 2;
   int max_repair_cycles = 3;
@@ -278,6 +298,7 @@ class Graph {
   DiscussRules discuss;
   FixRules fix;
   EscalationRules escalation;
+  DebugRules debug;
   HeadlessSettings headless;
   CapacityModel capacity;
   std::vector<std::string> personas;

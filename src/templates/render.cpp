@@ -63,8 +63,12 @@ constexpr std::array kDiagnosis{"worktree"sv,     "why_stopped"sv,   "gaps_path"
                                 "attempts_dir"sv, "criteria_line"sv, "new_evidence_line"sv};
 constexpr std::array kCritique{"round"sv,    "perspective"sv,  "role"sv,   "focus"sv,
                                "artifact"sv, "context_line"sv, "reports"sv};
+constexpr std::array kDebug{"slug"sv,      "debug_file"sv, "worktree"sv, "branch"sv,
+                            "goal"sv,      "tdd_mode"sv,   "mode"sv,     "step"sv,
+                            "directive"sv, "state"sv,      "answered"sv};
+constexpr std::array kSpecialist{"slug"sv, "hint"sv, "debug_file"sv, "worktree"sv, "analysis"sv};
 
-const std::array<TemplateSpec, 16> kSpecs{{
+const std::array<TemplateSpec, 18> kSpecs{{
     {"persona-prompt", "the first message of every persona launch", kPersonaPrompt},
     {"result-reminder", "asks a resumed persona for its missing RESULT_JSON line", kResultReminder},
     {"task-brief", "the brief written for each task when the plan is accepted", kTaskBrief},
@@ -81,6 +85,8 @@ const std::array<TemplateSpec, 16> kSpecs{{
     {"fix-dispatch", "the fixer: one loop of a fix", kFix},
     {"fix-review-dispatch", "the re-reviewer of a fix loop", kFixReview},
     {"diagnosis-dispatch", "the diagnosis persona: why gaps survive a fix loop", kDiagnosis},
+    {"debug-dispatch", "the debugger: one step of a debug session", kDebug},
+    {"specialist-dispatch", "a specialist: a debug session's proposed fix direction", kSpecialist},
 }};
 
 bool name_start(char c) {

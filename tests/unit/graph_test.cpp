@@ -390,3 +390,36 @@ TEST(Graph, AnEditedGraphIsParsedNotTakenFromTheSnapshot) {
 
 }  // namespace
 }  // namespace devgraph
+
+namespace devgraph {
+namespace {
+
+TEST(Graph, TheDebugSectionNamesItsDebuggerAndASpecialistPerHint) {
+  Graph g = shipped_graph();
+  EXPECT_EQ(g.debug.debugger, "debugger");
+  EXPECT_TRUE(g.has_persona("debugger"));
+  EXPECT_GE(g.debug.max_cycles, 1);
+  EXPECT_EQ(g.debug.malformed_resumes, 1);
+  ASSERT_TRUE(g.debug.specialists.count("python"));
+  EXPECT_EQ(g.debug.specialists.at("python").persona, "specialist");
+  EXPECT_TRUE(g.debug.specialists.count("general"));
+  auto bare = Graph::parse("version: 4\nentrypoint: scan\nlanes: {}\nnodes: {}\n", "G.yaml");
+  ASSERT_TRUE(bare) << bare.error().message;
+  EXPECT_TRUE(bare->debug == DebugRules{});
+  for (const auto& [yaml, want] : std::vector<std::pair<std::string, std::string>>{
+           {"debug: {debugger: nobody}", "debug.debugger must be one of personas"},
+           {"debug: {debugger: planner, max_cycles: 0}", "debug.max_cycles must be 1 or more"},
+           {"debug: {debugger: planner, specialists: {go: {persona: planner}}}",
+            "debug.specialists.go.backend must be a string"},
+           {"debug: {debugger: planner, specialists: {go: {persona: ghost, backend: codex}}}",
+            "debug.specialists.go.persona must be one of personas"}}) {
+    auto r = Graph::parse(
+        "version: 4\nentrypoint: scan\npersonas: [planner]\nlanes: {}\nnodes: {}\n" + yaml + "\n",
+        "G.yaml");
+    ASSERT_FALSE(r) << yaml;
+    EXPECT_NE(r.error().message.find(want), std::string::npos) << r.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace devgraph
