@@ -103,7 +103,8 @@ std::string top_help() {
       h += head + wrap_words(v.summary, 15, head.size(), 79) + "\n";
     }
   }
-  h += "\n`devgraph <verb> --help` describes one verb, its flags and their defaults.\n"
+  h += "\n`devgraph <verb> --help` describes one verb, its flags and their defaults;\n"
+       "`devgraph completion bash|zsh|fish` prints a shell completion script.\n"
        "Exit codes: see README.md, or each verb's --help.\n";
   return h;
 }

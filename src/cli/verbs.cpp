@@ -13,8 +13,8 @@ namespace devgraph {
 namespace {
 
 // The one table of verbs, by group, each group in the order a user meets
-// its verbs. `devgraph --help` and `devgraph VERB --help` are made from it
-// (cli/help.h).
+// its verbs. `devgraph --help`, `devgraph VERB --help` and the completions
+// are made from it (cli/help.h, cli/completion.h).
 constexpr Verb kVerbs[] = {
     // Run the loop.
     {.name = "run",
@@ -193,6 +193,14 @@ constexpr Verb kVerbs[] = {
      .example = "devgraph install claude --hook --dry-run",
      .exit_status = "0 applied, already in place, or a dry run\n"
                     "1 declined, refused for lack of a terminal, or failed\n"
+                    "2 a usage error"},
+    {.name = "completion",
+     .summary = "shell completion for bash, zsh and fish",
+     .run = verb_completion,
+     .group = VerbGroup::blocks,
+     .parser = verb_completion_parser,
+     .example = "devgraph completion bash > ~/.local/share/bash-completion/completions/devgraph",
+     .exit_status = "0 printed\n"
                     "2 a usage error"},
     {.name = "sim-agent",
      .summary = "the simulated agent CLI behind --agent sim (demo, tests, benchmarks)",

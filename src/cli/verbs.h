@@ -1,8 +1,8 @@
 // The verb table: every `devgraph <verb>` is one function in its own source
 // file (src/cli/verb_<name>.cpp), listed once in verbs.cpp with its group,
 // its parser (and its sub-commands' parsers), an example and its exit codes.
-// `--help` is made from the table (cli/help.h), so it cannot drift from the
-// flags the verb parses.
+// `--help` and the shell completions are made from the table (cli/help.h,
+// cli/completion.h), so neither can drift from the flags the verb parses.
 //
 // Contract for a verb function: it receives the words after the verb name,
 // prints its own output, and returns the process exit code. It parses its
@@ -122,6 +122,7 @@ int verb_metrics(const VerbArgs& args);
 int verb_critique(const VerbArgs& args);
 int verb_discuss(const VerbArgs& args);
 int verb_fix(const VerbArgs& args);
+int verb_completion(const VerbArgs& args);
 
 ArgParser verb_checkpoint_parser();
 std::vector<Subcommand> verb_checkpoint_subcommands();
@@ -149,5 +150,6 @@ std::vector<Subcommand> verb_metrics_subcommands();
 ArgParser verb_critique_parser();
 ArgParser verb_discuss_parser();
 ArgParser verb_fix_parser();
+ArgParser verb_completion_parser();
 
 }  // namespace devgraph

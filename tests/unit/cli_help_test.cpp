@@ -1,5 +1,5 @@
-// The verb table as documentation: every verb's help and the top-level
-// help list what the parsers declare, and nothing else.
+// The verb table as documentation: every verb's help, the top-level help
+// and the completion list what the parsers declare, and nothing else.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/completion.h"
 #include "cli/help.h"
 #include "cli/verbs.h"
 
@@ -89,6 +90,44 @@ TEST(VerbHelp, NamesNoFlagTheVerbDoesNotParse) {
     for (auto it = std::sregex_iterator(help.begin(), help.end(), flag);
          it != std::sregex_iterator(); ++it)
       EXPECT_TRUE(declared.count(it->str())) << it->str() << " in\n" << help;
+  }
+}
+
+// The words that reach parser `index` of parsers_of(v): the verb, then for
+// a sub-command any positionals before it and its name.
+std::vector<std::string> words_to(const Verb& v, size_t index) {
+  std::vector<std::string> words{v.name};
+  if (index == 0) return words;
+  const ArgParser top = v.parser();
+  for (const auto& p : top.positionals()) {
+    if (p.hint == ValueHint::subcommand) break;
+    words.push_back("X");
+  }
+  words.push_back(v.subcommands()[index - 1].name);
+  return words;
+}
+
+class NoValues : public completion::ValueSource {
+ public:
+  std::vector<completion::Candidate> values(ValueHint, const std::string&) override { return {}; }
+};
+
+// Help and completion are made from the same declarations: each flag a
+// parser accepts is offered where that parser is in force, and nothing else.
+TEST(VerbHelp, AgreesWithTheCompletionOnEveryParsersFlags) {
+  NoValues none;
+  for (const Verb& v : verb_table()) {
+    const auto all = parsers_of(v);
+    for (size_t i = 0; i < all.size(); ++i) {
+      SCOPED_TRACE(std::string(v.name) + " parser " + std::to_string(i));
+      auto words = words_to(v, i);
+      words.push_back("--");
+      std::set<std::string> offered;
+      for (const auto& c : completion::complete(verb_table(), words, none)) offered.insert(c.value);
+      std::set<std::string> expected{"--help"};
+      for (const auto& o : all[i].options()) expected.insert("--" + o.name);
+      EXPECT_EQ(offered, expected);
+    }
   }
 }
 
