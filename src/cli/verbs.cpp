@@ -13,8 +13,8 @@ namespace devgraph {
 namespace {
 
 // The one table of verbs, by group, each group in the order a user meets
-// its verbs. `devgraph --help`, `devgraph VERB --help` and the completions
-// are made from it (cli/help.h, cli/completion.h).
+// its verbs. `devgraph --help`, `devgraph VERB --help`, the completions and
+// the man pages are all made from it (cli/help.h, cli/completion.h).
 constexpr Verb kVerbs[] = {
     // Run the loop.
     {.name = "run",
@@ -195,12 +195,13 @@ constexpr Verb kVerbs[] = {
                     "1 declined, refused for lack of a terminal, or failed\n"
                     "2 a usage error"},
     {.name = "completion",
-     .summary = "shell completion for bash, zsh and fish",
+     .summary = "shell completion for bash, zsh and fish, and the man pages",
      .run = verb_completion,
      .group = VerbGroup::blocks,
      .parser = verb_completion_parser,
      .example = "devgraph completion bash > ~/.local/share/bash-completion/completions/devgraph",
-     .exit_status = "0 printed\n"
+     .exit_status = "0 printed (or written)\n"
+                    "1 a man page could not be written\n"
                     "2 a usage error"},
     {.name = "sim-agent",
      .summary = "the simulated agent CLI behind --agent sim (demo, tests, benchmarks)",

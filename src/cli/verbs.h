@@ -1,8 +1,9 @@
 // The verb table: every `devgraph <verb>` is one function in its own source
 // file (src/cli/verb_<name>.cpp), listed once in verbs.cpp with its group,
 // its parser (and its sub-commands' parsers), an example and its exit codes.
-// `--help` and the shell completions are made from the table (cli/help.h,
-// cli/completion.h), so neither can drift from the flags the verb parses.
+// `--help`, the shell completions and the man pages are all made from the
+// table (cli/help.h, cli/completion.h), so none of them can drift from the
+// flags the verb parses.
 //
 // Contract for a verb function: it receives the words after the verb name,
 // prints its own output, and returns the process exit code. It parses its

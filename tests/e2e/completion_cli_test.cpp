@@ -1,6 +1,7 @@
-// Help and shell completion as a user meets them: the real binary's --help
-// for every verb it lists, its suggestions for a mistyped verb or flag, and
-// the bash script it prints driven as bash drives it.
+// Help, shell completion and man pages as a user meets them: the real
+// binary's --help for every verb it lists, its suggestions for a mistyped
+// verb or flag, the bash script it prints driven as bash drives it, and the
+// man pages it writes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -254,6 +255,42 @@ TEST_F(CompletionCli, TheZshAndFishScriptsLoad) {
     EXPECT_NE(r.out.find("run-bundle\t"), std::string::npos) << r.out;
   }
   if (!any) GTEST_SKIP() << "neither zsh nor fish is installed";
+}
+
+TEST(ManCli, WritesOnePagePerVerbThatListsItsFlags) {
+  test::Scratch dir;
+  auto r = test::run_devgraph({"completion", "man", dir / "man"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto pages = lines_of(test::entries(dir / "man"));
+  ASSERT_EQ(pages.size(), verb_table().size() + 1);
+  EXPECT_NE(std::find(pages.begin(), pages.end(), "devgraph.1"), pages.end());
+  const bool groff = test::run_process({"sh", "-c", "command -v groff"}).exit_code == 0;
+  for (const Verb& v : verb_table()) {
+    SCOPED_TRACE(v.name);
+    const std::string path = dir / ("man/devgraph-" + std::string(v.name) + ".1");
+    const std::string page = test::slurp(path);
+    EXPECT_EQ(page.rfind(".TH DEVGRAPH\\-", 0), 0u);
+    std::vector<ArgParser> parsers{v.parser()};
+    if (v.subcommands != nullptr)
+      for (auto& s : v.subcommands()) parsers.push_back(s.parser);
+    for (const auto& p : parsers)
+      for (const auto& o : p.options()) {
+        std::string flag = "\\-\\-";
+        for (char c : o.name) flag += c == '-' ? std::string("\\-") : std::string(1, c);
+        EXPECT_NE(page.find(flag), std::string::npos) << o.name;
+      }
+    if (groff) {
+      auto render = test::run_process({"groff", "-man", "-Tutf8", "-ww", "-z", path});
+      EXPECT_EQ(render.exit_code, 0);
+      EXPECT_EQ(render.err, "") << path;
+    }
+  }
+  auto usage = test::run_devgraph({"completion", "man"});
+  EXPECT_EQ(usage.exit_code, 2);
+  EXPECT_NE(usage.err.find("man needs DIR"), std::string::npos);
+  auto bad = test::run_devgraph({"completion", "tcsh"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("invalid choice: 'tcsh'"), std::string::npos);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The verb table as documentation: every verb's help, the top-level help
-// and the completion list what the parsers declare, and nothing else.
+// and the man pages list what the parsers declare, and nothing else.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -156,6 +156,45 @@ TEST(TopHelp, ListsEveryVerbUnderItsGroupsHeading) {
   EXPECT_EQ(find_verb("board")->group, VerbGroup::look);
   EXPECT_EQ(find_verb("run-bundle")->group, VerbGroup::bundle);
   EXPECT_EQ(find_verb("checkpoint")->group, VerbGroup::blocks);
+}
+
+TEST(ManPages, OnePagePerVerbWithEveryFlagAndDefault) {
+  const auto pages = man_pages("9.9.9");
+  ASSERT_EQ(pages.size(), verb_table().size() + 1);
+  ASSERT_TRUE(pages.count("devgraph.1"));
+  const std::string& main = pages.at("devgraph.1");
+  EXPECT_EQ(main.rfind(".TH DEVGRAPH 1 \"\" \"devgraph 9.9.9\" \"devgraph manual\"\n", 0), 0u);
+  for (const char* section : {".SH NAME\n", ".SH SYNOPSIS\n", ".SH DESCRIPTION\n", ".SH VERBS\n",
+                              ".SH EXIT STATUS\n", ".SH SEE ALSO\n"})
+    EXPECT_NE(main.find(section), std::string::npos) << section;
+  auto roff = [](std::string text) {
+    std::string out;
+    for (char c : text) out += c == '-' ? std::string("\\-") : std::string(1, c);
+    return out;
+  };
+  for (const Verb& v : verb_table()) {
+    SCOPED_TRACE(v.name);
+    const std::string name = "devgraph-" + std::string(v.name) + ".1";
+    ASSERT_TRUE(pages.count(name));
+    const std::string& page = pages.at(name);
+    std::string upper;
+    for (char c : "DEVGRAPH-" + std::string(v.name)) upper += static_cast<char>(std::toupper(c));
+    EXPECT_EQ(page.rfind(".TH " + roff(upper) + " 1 ", 0), 0u) << page.substr(0, 80);
+    for (const char* section :
+         {".SH NAME\n", ".SH SYNOPSIS\n", ".SH DESCRIPTION\n", ".SH EXAMPLE\n", ".SH SEE ALSO\n"})
+      EXPECT_NE(page.find(section), std::string::npos) << section;
+    EXPECT_EQ(page.find(".SH EXIT STATUS\n") != std::string::npos, *v.exit_status != '\0');
+    EXPECT_NE(page.find(roff(v.example)), std::string::npos);
+    EXPECT_NE(main.find(".BR devgraph\\-" + roff(v.name) + " (1)"), std::string::npos);
+    for (const auto& p : parsers_of(v))
+      for (const auto& o : p.options()) {
+        EXPECT_NE(page.find("\\-\\-" + roff(o.name)), std::string::npos) << o.name;
+        if (o.default_value) {
+          EXPECT_NE(page.find("(default: " + roff(*o.default_value) + ")"), std::string::npos)
+              << o.name;
+        }
+      }
+  }
 }
 
 }  // namespace
