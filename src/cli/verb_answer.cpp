@@ -136,17 +136,30 @@ int answer_debug(const std::string& key, const ParsedArgs& a) {
 
 }  // namespace
 
-int verb_answer(const VerbArgs& args) {
+ArgParser verb_answer_parser() {
   ArgParser p("devgraph answer");
   p.description("Answer what a bundle or task waits for, so the run can go on.")
       .positional("item", "B or B/T, as `devgraph inbox` lists it")
+      .hint(ValueHint::bundle)
       .option("text", "the answer (with --reject: the reason)")
       .option("file", "a file holding the answer")
+      .hint(ValueHint::file)
       .flag("approve", "approve going on from where the work stopped")
       .flag("reject", "reject the bundle: it is never relaunched")
-      .option("repo", "the repository (default: the current directory)")
-      .option("run", "the run id (default: the newest run in which ITEM waits)")
-      .option("skill", "asset directory (GRAPH.yaml, contracts/)");
+      .option("repo", "the repository")
+      .default_value("the current directory")
+      .hint(ValueHint::directory)
+      .option("run", "the run id")
+      .default_value("the newest run in which ITEM waits")
+      .hint(ValueHint::run)
+      .option("skill", "asset directory (GRAPH.yaml, contracts/)")
+      .default_value(kSkillDefault)
+      .hint(ValueHint::directory);
+  return p;
+}
+
+int verb_answer(const VerbArgs& args) {
+  ArgParser p = verb_parser("answer");
   auto a = p.parse(args);
   if (!a) return report(a.error());
   const std::string key = a->positionals()[0];

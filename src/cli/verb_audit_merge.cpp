@@ -22,23 +22,37 @@ int usage_exit(Error e) {
 
 }  // namespace
 
-int verb_audit_merge(const VerbArgs& args) {
+ArgParser verb_audit_merge_parser() {
   ArgParser p("devgraph audit-merge");
   p.description(
        "Audit one merged pull request as RUN_DIR/audit/KEY/request.json describes it, with one "
        "merge-auditor; the answer goes to RUN_DIR/audit/KEY/result.json.")
-      .positional("run_dir")
+      .positional("run_dir", "the run directory")
+      .hint(ValueHint::directory)
       .option("key", "the audit's key, [a-z0-9._-]+ (e.g. pr-12)", true)
       .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
+      .default_value(kSkillDefault)
+      .hint(ValueHint::directory)
       .option("agent", "agent backend: " + agents::backend_choices())
+      .default_value("claude")
       .option("claude-bin", "the agent CLI binary (tests pass a fake)")
+      .default_value(kAgentBinDefault)
+      .hint(ValueHint::file)
       .option("model", "pin the auditor to this model")
+      .default_value("the merge-auditor's own")
       .option("api-backoff-seconds", "first wait after a failing agent CLI; doubles per attempt")
-      .option("persona-timeout-seconds",
-              "wall-clock limit of one persona run (default: GRAPH.yaml, in minutes)")
+      .default_value("60")
+      .option("persona-timeout-seconds", "wall-clock limit of one persona run")
+      .default_value("GRAPH.yaml headless.persona_timeout_minutes")
       .option("sim-scenario", "scenario file for --agent sim")
+      .hint(ValueHint::file)
       .option("agent-command",
               "argv template for --agent command, e.g. 'mycli --prompt-file {prompt_file}'");
+  return p;
+}
+
+int verb_audit_merge(const VerbArgs& args) {
+  ArgParser p = verb_parser("audit-merge");
   auto a = p.parse(args);
   if (!a) return usage_exit(a.error());
   orchestrator::MergeAuditOptions opt;

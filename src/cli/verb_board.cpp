@@ -21,6 +21,7 @@
 #include "board/live_board.h"
 #include "board/page.h"
 #include "board/snapshot.h"
+#include "cli/help.h"
 #include "cli/verbs.h"
 #include "inbox/inbox.h"
 #include "metrics/metrics.h"
@@ -88,17 +89,52 @@ void split_target(const VerbArgs& args, const std::vector<std::string>& valued, 
   }
 }
 
-int build(const VerbArgs& args) {
+ArgParser build_parser() {
   ArgParser p("devgraph board build");
   p.description(
        "Write a run's board as one self-contained HTML file, which opens with no server "
        "(TARGET: a run directory, a repository, or a session record written by `devgraph "
        "metrics record`; default: the current directory).")
-      .option("output", "the file to write (-o; default: standard output)")
-      .option("run-id", "with a session record (.jsonl) as TARGET: the run to show");
+      .positional("target", "a run directory, a repository or a session record (.jsonl)")
+      .optional()
+      .hint(ValueHint::file)
+      .option("output", "the file to write (also -o)")
+      .default_value("standard output")
+      .hint(ValueHint::file)
+      .option("run-id", "with a session record (.jsonl) as TARGET: the run to show")
+      .default_value("the latest started");
+  return p;
+}
+
+ArgParser serve_parser() {
+  ArgParser p("devgraph board serve");
+  p.description(
+       "Serve the live board of a run (TARGET: a run directory or a repository; default: the "
+       "current directory) until stopped.")
+      .positional("target", "a run directory or a repository")
+      .optional()
+      .hint(ValueHint::directory)
+      .option("port", "the TCP port; 0: one the system picks")
+      .default_value("0")
+      .option("bind", "the IPv4 address to listen on")
+      .default_value("127.0.0.1")
+      .flag("open", "open the board in the browser ($BROWSER, else xdg-open)");
+  return p;
+}
+
+// The options of `p` that take a value, as split_target() wants them.
+std::vector<std::string> valued(const ArgParser& p) {
+  std::vector<std::string> names;
+  for (const auto& o : p.options())
+    if (!o.is_flag) names.push_back("--" + o.name);
+  return names;
+}
+
+int build(const VerbArgs& args) {
+  ArgParser p = build_parser();
   VerbArgs flags;
   std::vector<std::string> targets;
-  split_target(args, {"--output", "--run-id"}, flags, targets);
+  split_target(args, valued(p), flags, targets);
   auto a = p.parse(flags);
   if (!a) return report(a.error());
   if (targets.size() > 1)
@@ -133,16 +169,10 @@ int build(const VerbArgs& args) {
 }
 
 int serve(const VerbArgs& args) {
-  ArgParser p("devgraph board serve");
-  p.description(
-       "Serve the live board of a run (TARGET: a run directory or a repository; default: the "
-       "current directory) until stopped.")
-      .option("port", "the TCP port (default: 0, one the system picks)")
-      .option("bind", "the IPv4 address to listen on (default: 127.0.0.1)")
-      .flag("open", "open the board in the browser ($BROWSER, else xdg-open)");
+  ArgParser p = serve_parser();
   VerbArgs flags;
   std::vector<std::string> targets;
-  split_target(args, {"--port", "--bind"}, flags, targets);
+  split_target(args, valued(p), flags, targets);
   auto a = p.parse(flags);
   if (!a) return report(a.error());
   if (targets.size() > 1)
@@ -181,15 +211,29 @@ int serve(const VerbArgs& args) {
 
 }  // namespace
 
-int verb_board(const VerbArgs& args) {
-  const std::string usage =
-      "usage: devgraph board serve [TARGET] [--port P] [--bind ADDR] [--open]\n"
-      "       devgraph board build [TARGET] [-o FILE] [--run-id ID]\n\n"
+ArgParser verb_board_parser() {
+  ArgParser p("devgraph board");
+  p.description(
       "The run board in a browser: `serve` prints its URL and pushes each event of the run to "
-      "every open page; `build` writes one HTML file that opens with no server.\n";
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+      "every open page; `build` writes one HTML file that opens with no server.");
+  return p;
+}
+
+std::vector<Subcommand> verb_board_subcommands() {
+  return {{"serve", "serve a run's live board until stopped", serve_parser()},
+          {"build", "write a run's board as one HTML file", build_parser()}};
+}
+
+int verb_board(const VerbArgs& args) {
+  const Verb& verb = *find_verb("board");
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    out() << verb_help(verb);
+    return 0;
+  }
+  const std::string usage = verb_usage(verb) + "\n\n" + verb_board_parser().description() + "\n";
+  if (args.empty()) {
     out() << usage;
-    return args.empty() ? kExitUsage : 0;
+    return kExitUsage;
   }
   if (args[0] == "serve") return serve(VerbArgs(args.begin() + 1, args.end()));
   if (args[0] == "build") return build(VerbArgs(args.begin() + 1, args.end()));

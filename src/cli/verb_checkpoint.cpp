@@ -18,8 +18,20 @@ namespace devgraph {
 namespace {
 
 constexpr const char* kVerb = "checkpoint";
-constexpr const char* kCommands[] = {"init",   "go",      "move",   "event",
-                                     "signal", "handoff", "resume", "show"};
+struct Command {
+  const char* name;
+  const char* summary;
+};
+constexpr Command kCommands[] = {
+    {"init", "create the run: state.json and its first event; prints the run id"},
+    {"go", "move the orchestrator to its next node"},
+    {"move", "move a bundle's or a task's cursor to its next node"},
+    {"event", "record an event without a move"},
+    {"signal", "count what grew a context; reports the capacity tier"},
+    {"handoff", "hand the session off; prints the handoff file"},
+    {"resume", "what a new session needs to go on, as JSON"},
+    {"show", "print state.json"},
+};
 
 // Splits argv into the words up to and including the command (run dir,
 // command, --skill anywhere before it) and the command's own arguments.
@@ -39,11 +51,14 @@ size_t command_end(const VerbArgs& args) {
   return args.size();
 }
 
+// The parser of command `cmd`; with the graph, --type of signal takes only
+// the graph's signals.
 ArgParser command_parser(const std::string& cmd, const Graph* graph) {
   ArgParser p("devgraph checkpoint RUN_DIR " + cmd);
-  p.option("skill", "skill directory (default: found automatically)");
+  p.option("skill", "skill directory").default_value(kSkillDefault).hint(ValueHint::directory);
   if (cmd == "init") {
     p.option("repo", "repository path", true)
+        .hint(ValueHint::directory)
         .option("default-branch", "the repository's default branch", true)
         .option("merge", "JSON object deep-merged into the new state");
   } else if (cmd == "go") {
@@ -53,21 +68,25 @@ ArgParser command_parser(const std::string& cmd, const Graph* graph) {
         .option("detail", "JSON object recorded as the event's detail");
   } else if (cmd == "move") {
     p.option("bundle", "bundle id", true)
+        .hint(ValueHint::bundle)
         .option("task", "task id (moves the task cursor B/T)")
         .option("node", "the cursor's next node", true)
         .option("event", "event type recorded for the move", true)
         .option("merge", "JSON object deep-merged into the cursor record")
         .option("detail", "JSON object recorded as the event's detail")
-        .option("plan", "tasks.json to register on the bundle (the board then lists every task)");
+        .option("plan", "tasks.json to register on the bundle (the board then lists every task)")
+        .hint(ValueHint::file);
   } else if (cmd == "event") {
     p.option("event", "event type", true)
         .option("detail", "JSON object recorded as the event's detail")
         .option("merge", "JSON object deep-merged into the state");
   } else if (cmd == "signal") {
-    p.option("type", "what grew the context", true,
+    p.option("type", "what grew the context (GRAPH.yaml capacity.signals)", true,
              graph != nullptr ? graph->capacity.signals : std::vector<std::string>{})
-        .option("count", "how much (default 1)")
+        .option("count", "how much")
+        .default_value("1")
         .option("bundle", "count for this bundle's tech lead instead of the orchestrator")
+        .hint(ValueHint::bundle)
         .flag("reset", "start a fresh context first");
   } else if (cmd == "handoff") {
     p.option("reason", "why the session hands off", true);
@@ -104,15 +123,31 @@ void record_session(const std::string& run_dir) {
 
 }  // namespace
 
-int verb_checkpoint(const VerbArgs& args) {
+ArgParser verb_checkpoint_parser() {
   ArgParser top("devgraph checkpoint");
   top.description(
          "Record run state under RUN_DIR: state.json (the current state) and events.jsonl "
          "(every transition), both shared with the reference runtime.")
       .positional("run_dir", "the run directory")
+      .hint(ValueHint::directory)
       .positional("command", "init, go, move, event, signal, handoff, resume or show")
-      .option("skill", "skill directory (default: found automatically)")
+      .hint(ValueHint::subcommand)
+      .option("skill", "skill directory")
+      .default_value(kSkillDefault)
+      .hint(ValueHint::directory)
       .allow_rest();
+  return top;
+}
+
+std::vector<Subcommand> verb_checkpoint_subcommands() {
+  std::vector<Subcommand> subs;
+  for (const Command& c : kCommands)
+    subs.push_back({c.name, c.summary, command_parser(c.name, nullptr)});
+  return subs;
+}
+
+int verb_checkpoint(const VerbArgs& args) {
+  ArgParser top = verb_parser(kVerb);
   const size_t split = command_end(args);
   VerbArgs head(args.begin(), args.begin() + static_cast<long>(split));
   VerbArgs tail(args.begin() + static_cast<long>(split), args.end());
@@ -121,10 +156,11 @@ int verb_checkpoint(const VerbArgs& args) {
   const std::string run_dir = parsed_top->positionals()[0];
   const std::string cmd = parsed_top->positionals()[1];
   bool known = false;
-  for (const char* c : kCommands) known = known || cmd == c;
+  for (const Command& c : kCommands) known = known || cmd == c.name;
   if (!known) {
     std::string list;
-    for (const char* c : kCommands) list += std::string(list.empty() ? "'" : ", '") + c + "'";
+    for (const Command& c : kCommands)
+      list += std::string(list.empty() ? "'" : ", '") + c.name + "'";
     return report_error(kVerb, top.usage_error("argument command: invalid choice: '" + cmd +
                                                "' (choose from " + list + ")"));
   }

@@ -33,22 +33,31 @@ int stop_with(const std::string& why, int code) {
 
 }  // namespace
 
-int verb_clean(const VerbArgs& args) {
+ArgParser verb_clean_parser() {
   ArgParser p("devgraph clean");
   p.description(
        "Clean up the repository's own branches: delete what is merged, integrate what can be "
        "integrated on a throwaway branch, land and verify it, and leave everything else for a "
        "person with its reason. Never rewrites a branch, never forces, loses nothing.")
-      .option("repo", "the primary clone (default: the current directory)")
-      .option("strategy",
-              "rebase, merge, squash or none (default: project.yaml develop.clean.strategy, "
-              "else GRAPH.yaml cleanup.default_strategy)")
+      .option("repo", "the primary clone")
+      .default_value("the current directory")
+      .hint(ValueHint::directory)
+      .option("strategy", "rebase, merge, squash or none")
+      .default_value(
+          "project.yaml develop.clean.strategy, else GRAPH.yaml cleanup.default_strategy")
       .flag("dry-run", "print the classification and the plan; change nothing")
       .flag("yes", "do not ask before the first change (asked only on a terminal)")
       .flag("new", "start a new clean run instead of resuming an unfinished one")
       .flag("no-live", "plain progress lines (the only kind clean prints)")
-      .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)");
+      .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
+      .default_value(kSkillDefault)
+      .hint(ValueHint::directory);
   declare_board_flags(p);
+  return p;
+}
+
+int verb_clean(const VerbArgs& args) {
+  ArgParser p = verb_parser("clean");
   auto a = p.parse(args);
   if (!a) return usage_exit(a.error());
   auto bound = bind_board(p, *a, a->flag("dry-run"));

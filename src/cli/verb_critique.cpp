@@ -29,29 +29,45 @@ int usage_exit(Error e) {
 
 }  // namespace
 
-int verb_critique(const VerbArgs& args) {
+ArgParser verb_critique_parser() {
   ArgParser p("devgraph critique");
   p.description(
        "One perspective's critique of one artifact: the critic persona rates it from that "
        "perspective (GRAPH.yaml discuss.perspectives) on the perspective's backend, then on each "
        "fallback backend until one answers.")
-      .positional("artifact")
+      .positional("artifact", "the file to critique")
+      .hint(ValueHint::file)
       .option("perspective", "the perspective (GRAPH.yaml discuss.perspectives)", true)
-      .option("round", "the round's id (default: critique)")
+      .option("round", "the round's id")
+      .default_value("critique")
       .option("context", "the requirements file the artifact is checked against")
-      .option("backends",
-              "the backends to try, in order, comma-separated (default: the "
-              "perspective's, then GRAPH.yaml discuss.fallback_backends)")
+      .default_value("none")
+      .hint(ValueHint::file)
+      .option("backends", "the backends to try, in order, comma-separated")
+      .default_value("the perspective's, then GRAPH.yaml discuss.fallback_backends")
       .option("out", "also write the answer to this file")
-      .option("dir",
-              "where the critique keeps its logs and prompts (default: beside --out, "
-              "else a new directory under $TMPDIR)")
+      .hint(ValueHint::file)
+      .option("dir", "where the critique keeps its logs and prompts")
+      .default_value("beside --out, else a new directory under $TMPDIR")
+      .hint(ValueHint::directory)
       .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
+      .default_value(kSkillDefault)
+      .hint(ValueHint::directory)
       .option("claude-bin", "the claude CLI binary (tests pass a fake)")
+      .default_value(kAgentBinDefault)
+      .hint(ValueHint::file)
       .option("model", "pin every attempt to this model")
+      .default_value("the critic's own")
       .option("sim-scenario", "scenario file for the sim backend")
+      .hint(ValueHint::file)
       .option("agent-command", "argv template for the command backend")
-      .option("persona-timeout-seconds", "wall-clock limit of one attempt");
+      .option("persona-timeout-seconds", "wall-clock limit of one attempt")
+      .default_value("GRAPH.yaml headless.persona_timeout_minutes");
+  return p;
+}
+
+int verb_critique(const VerbArgs& args) {
+  ArgParser p = verb_parser("critique");
   auto a = p.parse(args);
   if (!a) return usage_exit(a.error());
   discuss::CritiqueRequest req;

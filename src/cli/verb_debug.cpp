@@ -16,6 +16,7 @@
 
 #include "agents/backend.h"
 #include "bundle/placement.h"
+#include "cli/help.h"
 #include "cli/verbs.h"
 #include "debug/dispatch.h"
 #include "debug/session.h"
@@ -51,14 +52,24 @@ int refuse(const std::string& why) {
 
 void declare_backend_flags(ArgParser& p) {
   p.option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
+      .default_value(kSkillDefault)
+      .hint(ValueHint::directory)
       .option("agent", "agent backend: " + agents::backend_choices())
+      .default_value("claude, or the session's")
       .option("claude-bin", "the claude CLI binary (tests pass a fake)")
+      .default_value(kAgentBinDefault)
+      .hint(ValueHint::file)
       .option("model", "the debugger's model")
       .option("sim-scenario", "scenario file for --agent sim")
+      .hint(ValueHint::file)
       .option("agent-command", "argv template for --agent command")
       .option("persona-timeout-seconds", "wall-clock limit of one persona run")
-      .option("test-timeout-seconds", "wall-clock limit of one TDD test run (default 600)")
-      .option("repo", "the repository (default: the current directory)");
+      .default_value("GRAPH.yaml headless.persona_timeout_minutes")
+      .option("test-timeout-seconds", "wall-clock limit of one TDD test run")
+      .default_value("600")
+      .option("repo", "the repository")
+      .default_value("the current directory")
+      .hint(ValueHint::directory);
 }
 
 // The session's backend: backend.json, then the flags over it.
@@ -233,7 +244,7 @@ Status place(debug::DebugFile& f, const std::string& repo, const std::string& sl
   return {};
 }
 
-int debug_start(const VerbArgs& args) {
+ArgParser start_parser() {
   ArgParser p("devgraph debug start");
   p.description("Start a debug session on a symptom and run it.")
       .positional("symptom", "what goes wrong, in a person's words")
@@ -243,6 +254,11 @@ int debug_start(const VerbArgs& args) {
       .flag("specialists", "a specialist reviews the fix direction (GRAPH.yaml debug.specialists)")
       .option("symptoms-file", "more about the symptoms (read as data)");
   declare_backend_flags(p);
+  return p;
+}
+
+int debug_start(const VerbArgs& args) {
+  ArgParser p = start_parser();
   auto a = p.parse(args);
   if (!a) return usage_exit(a.error());
   const std::string symptom = debug::clean_text(a->positionals()[0]);
@@ -327,11 +343,17 @@ Expected<Session> open_named(const ParsedArgs& a) {
   return Session{std::move(prepared), std::move(opened)};
 }
 
-int debug_continue(const VerbArgs& args) {
+ArgParser continue_parser() {
   ArgParser p("devgraph debug continue");
   p.description("Go on with a debug session from where its file says it stopped.")
-      .positional("slug", "the session");
+      .positional("slug", "the session")
+      .hint(ValueHint::slug);
   declare_backend_flags(p);
+  return p;
+}
+
+int debug_continue(const VerbArgs& args) {
+  ArgParser p = continue_parser();
   auto a = p.parse(args);
   if (!a) return usage_exit(a.error());
   auto s = open_named(*a);
@@ -339,15 +361,21 @@ int debug_continue(const VerbArgs& args) {
   return run_and_report(s->prepared, std::move(s->opened.file), true);
 }
 
-int debug_answer(const VerbArgs& args) {
+ArgParser answer_parser() {
   ArgParser p("devgraph debug answer");
   p.description("Answer the question a debug session waits on, then go on with it.")
       .positional("slug", "the session")
+      .hint(ValueHint::slug)
       .option("choice", "the number of the choice")
       .option("text", "the answer's text (with --choice: what comes with the choice)")
       .option("file", "a file holding the answer's text")
       .flag("no-continue", "record the answer only; `devgraph debug continue` goes on");
   declare_backend_flags(p);
+  return p;
+}
+
+int debug_answer(const VerbArgs& args) {
+  ArgParser p = answer_parser();
   auto a = p.parse(args);
   if (!a) return usage_exit(a.error());
   debug::Answer answer;
@@ -386,12 +414,17 @@ int debug_answer(const VerbArgs& args) {
   return run_and_report(s->prepared, std::move(*next), true);
 }
 
-int debug_list(const VerbArgs& args) {
+ArgParser list_parser() {
   ArgParser p("devgraph debug list");
   p.description("List this repository's debug sessions.")
       .option("repo", "the repository (default: the current directory)")
       .option("skill", "asset directory (accepted by every verb; unused here)")
       .flag("json", "print one JSON array");
+  return p;
+}
+
+int debug_list(const VerbArgs& args) {
+  ArgParser p = list_parser();
   auto a = p.parse(args);
   if (!a) return usage_exit(a.error());
   auto home = inbox::develop_home_of(a->get_or("repo", "."));
@@ -425,12 +458,18 @@ int debug_list(const VerbArgs& args) {
   return 0;
 }
 
-int debug_show(const VerbArgs& args) {
+ArgParser show_parser() {
   ArgParser p("devgraph debug show");
   p.description("Print a debug session's file.")
       .positional("slug", "the session")
+      .hint(ValueHint::slug)
       .option("repo", "the repository (default: the current directory)")
       .option("skill", "asset directory (accepted by every verb; unused here)");
+  return p;
+}
+
+int debug_show(const VerbArgs& args) {
+  ArgParser p = show_parser();
   auto a = p.parse(args);
   if (!a) return usage_exit(a.error());
   const std::string slug = a->positionals()[0];
@@ -448,17 +487,31 @@ int debug_show(const VerbArgs& args) {
 
 }  // namespace
 
+ArgParser verb_debug_parser() {
+  ArgParser p("devgraph debug");
+  p.description(
+      "Checkpointed debug sessions: a debugger persona investigates from a debug file "
+      "(<develop_home>/debug/<slug>.md), a person is asked only at checkpoints, a TDD gate "
+      "proves the bug before the fix, and an interrupted session continues where it stopped.");
+  return p;
+}
+
+std::vector<Subcommand> verb_debug_subcommands() {
+  return {{"start", "start a session on a symptom and run it", start_parser()},
+          {"continue", "go on from where the session's file says it stopped", continue_parser()},
+          {"answer", "answer the question a session waits on, then go on", answer_parser()},
+          {"list", "the repository's debug sessions", list_parser()},
+          {"show", "print a session's debug file", show_parser()}};
+}
+
 int verb_debug(const VerbArgs& args) {
-  if (args.empty() || args[0] == "-h" || args[0] == "--help") {
-    (args.empty() ? err() : out())
-        << kUsage
-        << "\n\nCheckpointed debug sessions driven by a debug file.\n"
-           "  start SYMPTOM   start a session and run it\n"
-           "  continue SLUG   go on from where the session's file says it stopped\n"
-           "  answer SLUG     answer its question (--choice N, --text T, --file F), go on\n"
-           "  list            the repository's sessions\n"
-           "  show SLUG       print a session's debug file\n";
-    return args.empty() ? kExitUsage : 0;
+  if (args.empty()) {
+    err() << kUsage << "\ndevgraph debug: error: the following arguments are required: subcommand\n";
+    return kExitUsage;
+  }
+  if (args[0] == "-h" || args[0] == "--help") {
+    out() << verb_help(*find_verb("debug"));
+    return 0;
   }
   const std::string sub = args[0];
   VerbArgs rest(args.begin() + 1, args.end());

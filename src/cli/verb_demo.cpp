@@ -13,19 +13,31 @@
 
 namespace devgraph {
 
-int verb_demo(const VerbArgs& args) {
+ArgParser verb_demo_parser() {
   ArgParser p("devgraph demo");
   p.description(
        "Build a sample repository with five local issues and run devgraph over them: "
        "three bundles, several at once, each to a ready branch, offline. Everything goes "
        "under $AI_ROOT, else a fresh temporary directory.")
-      .option("agent", "agent backend: " + agents::backend_choices() + " (default sim)")
+      .option("agent", "agent backend: " + agents::backend_choices())
+      .default_value("sim")
       .option("claude-bin", "the agent CLI binary")
+      .default_value(kAgentBinDefault)
+      .hint(ValueHint::file)
       .option("agent-command", "argv template for --agent command (see run-bundle --help)")
       .option("model", "pin every persona to this model")
+      .default_value("each persona's own")
       .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
-      .option("latency-ms", "each simulated persona's time (default 300)")
+      .default_value(kSkillDefault)
+      .hint(ValueHint::directory)
+      .option("latency-ms", "each simulated persona's time")
+      .default_value("300")
       .flag("no-live", "plain progress lines even on a terminal (also NO_COLOR, TERM=dumb)");
+  return p;
+}
+
+int verb_demo(const VerbArgs& args) {
+  ArgParser p = verb_parser("demo");
   auto a = p.parse(args);
   if (!a) return report_error("demo", a.error());
   demo::DemoOptions o;

@@ -28,30 +28,49 @@ int usage_exit(Error e) {
 
 }  // namespace
 
-int verb_discuss(const VerbArgs& args) {
+ArgParser verb_discuss_parser() {
   ArgParser p("devgraph discuss");
   p.description(
        "Multi-perspective critique of one artifact: each perspective (GRAPH.yaml "
        "discuss.perspectives) rates it on its own agent backend, all at once; code finds where "
        "they diverge, decides consensus and severity, and writes the discussion record.")
-      .positional("artifact")
+      .positional("artifact", "the file to critique")
+      .hint(ValueHint::file)
       .option("round", "the round's id; names the record's file", true)
-      .option("perspectives", "comma-separated (default: every perspective of GRAPH.yaml)")
+      .option("perspectives", "comma-separated")
+      .default_value("every perspective of GRAPH.yaml")
       .option("context", "the requirements the coverage perspective checks the artifact against")
-      .option("out", "where discussions/ goes (default: the current directory)")
+      .default_value("none")
+      .hint(ValueHint::file)
+      .option("out", "where discussions/ goes")
+      .default_value("the current directory")
+      .hint(ValueHint::directory)
       .option("agent-map", "perspective=backend,... for the perspectives named")
       .option("agent", "every perspective's first backend: " + agents::backend_choices())
+      .default_value("each perspective's own (GRAPH.yaml)")
       .option("fallback",
-              "backends tried after a perspective's own fails, comma-separated, or none "
-              "(default: GRAPH.yaml discuss.fallback_backends)")
+              "backends tried after a perspective's own fails, comma-separated, or none")
+      .default_value("GRAPH.yaml discuss.fallback_backends")
       .flag("sign-off", "the final sign-off round: a HIGH block always goes to a person")
       .flag("revised", "the artifact was already revised once: a HIGH block goes to a person")
       .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
+      .default_value(kSkillDefault)
+      .hint(ValueHint::directory)
       .option("claude-bin", "the claude CLI binary (tests pass a fake)")
+      .default_value(kAgentBinDefault)
+      .hint(ValueHint::file)
       .option("model", "pin every critic to this model")
+      .default_value("the critic's own")
       .option("sim-scenario", "scenario file for the sim backend")
+      .hint(ValueHint::file)
       .option("agent-command", "argv template for the command backend")
-      .option("persona-timeout-seconds", "wall-clock limit of one critic's attempt");
+      .option("persona-timeout-seconds", "wall-clock limit of one critic's attempt")
+      .default_value("GRAPH.yaml headless.persona_timeout_minutes");
+  return p;
+}
+
+int verb_discuss(const VerbArgs& args) {
+  ArgParser p = verb_parser("discuss");
   auto a = p.parse(args);
   if (!a) return usage_exit(a.error());
   discuss::PanelRequest req;

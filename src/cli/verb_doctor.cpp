@@ -33,23 +33,33 @@ std::string env(const char* name) {
 
 }  // namespace
 
-int verb_doctor(const VerbArgs& args) {
+ArgParser verb_doctor_parser() {
   ArgParser p("devgraph doctor");
   p.description(
        "Check whether this machine and this repository are ready for devgraph: git, gh, the "
        "agent CLIs and the argv devgraph gives them, the repository as `devgraph run` takes it, "
        "the placement guard, devgraph's grants, disk space, and what runs left behind. Changes "
        "nothing. Exit 0 without a problem (warnings allowed), 1 with one, 3 on a usage error.")
-      .option("repo", "the repository (default: the current directory)")
+      .option("repo", "the repository")
+      .default_value("the current directory")
+      .hint(ValueHint::directory)
       .option("agent",
               "the backend `devgraph run` would use: its CLI missing is a problem, the others' "
-              "a warning (default: claude)",
+              "a warning",
               false, {"claude", "codex", "gemini", "command", "sim"})
-      .option("claude-bin",
-              "the claude binary, as for run (default: $DEVELOP_CLAUDE_BIN, else "
-              "claude)")
+      .default_value("claude")
+      .option("claude-bin", "the claude binary, as for run")
+      .default_value("$DEVELOP_CLAUDE_BIN, else claude")
+      .hint(ValueHint::file)
       .option("skill", "asset directory (GRAPH.yaml: the agents' settings)")
+      .default_value(kSkillDefault)
+      .hint(ValueHint::directory)
       .flag("json", "print one JSON object: {\"ok\": ..., \"checks\": [...]}");
+  return p;
+}
+
+int verb_doctor(const VerbArgs& args) {
+  ArgParser p = verb_parser("doctor");
   auto a = p.parse(args);
   if (!a) return report(a.error());
 

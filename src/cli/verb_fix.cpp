@@ -69,34 +69,58 @@ Expected<fix::RaiseDecision> read_decision(const std::string& path) {
 
 }  // namespace
 
-int verb_fix(const VerbArgs& args) {
+ArgParser verb_fix_parser() {
   ArgParser p("devgraph fix");
   p.description(
        "The bounded fix and re-review loop on one branch: the fixer closes a review's gaps "
        "(one commit per gap), a separate reviewer judges again, at most GRAPH.yaml "
        "fix.max_loops times; a loop that cannot finish is diagnosed and routed.")
       .option("worktree", "a linked worktree of the branch to fix")
+      .hint(ValueHint::directory)
       .option("branch", "the branch to fix (its canonical worktree is used, or made)")
-      .option("repo", "the repository, with --branch (default: the current directory)")
-      .option("review", "a review to start from (JSON or Markdown gap lines); else one is run")
+      .option("repo", "the repository, with --branch")
+      .default_value("the current directory")
+      .hint(ValueHint::directory)
+      .option("review", "a review to start from (JSON or Markdown gap lines)")
+      .default_value("none: the code-reviewer reviews the branch first")
+      .hint(ValueHint::file)
       .option("criteria", "the acceptance criteria file the fixer and reviewer are given")
+      .hint(ValueHint::file)
       .repeated("validate", "a command devgraph runs after each fix (repeatable)")
-      .option("max-loops", "fix loops before the diagnosis (default: GRAPH.yaml fix.max_loops)")
-      .option("base", "what the branch is reviewed against (default: origin/HEAD, else main)")
+      .option("max-loops", "fix loops before the diagnosis")
+      .default_value("GRAPH.yaml fix.max_loops")
+      .option("base", "what the branch is reviewed against")
+      .default_value("origin/HEAD, else main, else master")
       .option("out", "where the loop's files go")
+      .default_value("<develop_home>/fix/<branch slug>/<utc>")
+      .hint(ValueHint::directory)
       .option("raise-decision",
               "a person's recorded decision (JSON: from, to, reason, approver, at) to raise past "
               "the cap")
+      .hint(ValueHint::file)
       .flag("final-gate",
             "a second review on GRAPH.yaml fix.final_gate_backend before SHIP (also "
             "fix.final_gate); a disagreement is an appeal for a person")
       .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
+      .default_value(kSkillDefault)
+      .hint(ValueHint::directory)
       .option("agent", "agent backend: " + agents::backend_choices())
+      .default_value("claude")
       .option("claude-bin", "the claude CLI binary (tests pass a fake)")
+      .default_value(kAgentBinDefault)
+      .hint(ValueHint::file)
       .option("model", "the fixer's model to start from")
+      .default_value("the fixer's own")
       .option("sim-scenario", "scenario file for --agent sim")
+      .hint(ValueHint::file)
       .option("agent-command", "argv template for --agent command")
-      .option("persona-timeout-seconds", "wall-clock limit of one persona run");
+      .option("persona-timeout-seconds", "wall-clock limit of one persona run")
+      .default_value("GRAPH.yaml headless.persona_timeout_minutes");
+  return p;
+}
+
+int verb_fix(const VerbArgs& args) {
+  ArgParser p = verb_parser("fix");
   auto a = p.parse(args);
   if (!a) return usage_exit(a.error());
   if (a->get("worktree").has_value() == a->get("branch").has_value())

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "cli/help.h"
 #include "cli/verbs.h"
 #include "guard/guard.h"
 #include "util/args.h"
@@ -18,15 +19,13 @@
 namespace devgraph {
 namespace {
 
-constexpr const char* kModes = "{resolve,check-worktree,check-write,check-bash,hook,self-check}";
-
 std::string process_cwd() {
   char buf[4096];
   return getcwd(buf, sizeof buf) ? std::string(buf) : std::string("/");
 }
 
 int usage_error(const std::string& message) {
-  err() << "usage: devgraph guard [-h] " << kModes << " ...\n"
+  err() << verb_usage(*find_verb("guard")) << "\n"
         << "devgraph guard: error: " << message << "\n";
   return 2;
 }
@@ -58,53 +57,75 @@ int run_hook(const guard::Roots& roots) {
 
 }  // namespace
 
+ArgParser verb_guard_parser() {
+  ArgParser p("devgraph guard");
+  p.description(
+      "Placement guard: the primary clone is read-only, worktrees live at "
+      "<worktrees_root>/<owner>/<repo>/<branch-slug>. Environment: AI_ROOT, "
+      "DEVELOP_WORKTREES_ROOT, DEVELOP_HOME_ROOT, DEVELOP_GUARD_EXEMPT.");
+  return p;
+}
+
+std::vector<Subcommand> verb_guard_subcommands() {
+  ArgParser resolve("devgraph guard resolve");
+  resolve.option("cwd", "directory inside the repository")
+      .default_value("the current directory")
+      .hint(ValueHint::directory)
+      .option("branch", "branch whose canonical worktree path to print");
+  ArgParser worktree("devgraph guard check-worktree");
+  worktree.positional("path", "the worktree to check")
+      .hint(ValueHint::directory)
+      .option("cwd", "directory relative paths start from")
+      .default_value("the current directory")
+      .hint(ValueHint::directory);
+  ArgParser write("devgraph guard check-write");
+  write.positional("path", "the path to be written")
+      .hint(ValueHint::file)
+      .option("cwd", "directory relative paths start from")
+      .default_value("the current directory")
+      .hint(ValueHint::directory);
+  ArgParser bash("devgraph guard check-bash");
+  bash.positional("command", "the shell command, one word")
+      .option("cwd", "directory the command runs in")
+      .default_value("the current directory")
+      .hint(ValueHint::directory);
+  return {{"resolve", "print placement facts as JSON", std::move(resolve)},
+          {"check-worktree", "exit 0 if PATH is canonical", std::move(worktree)},
+          {"check-write", "exit 0 if PATH may be written", std::move(write)},
+          {"check-bash", "exit 0 if COMMAND is allowed", std::move(bash)},
+          {"hook", "Claude Code PreToolUse protocol: the decision as JSON on stdout",
+           ArgParser("devgraph guard hook")},
+          {"self-check", "run the built-in checks", ArgParser("devgraph guard self-check")}};
+}
+
 int verb_guard(const VerbArgs& args) {
   if (args.empty()) return usage_error("the following arguments are required: mode");
   const std::string& mode = args[0];
   if (mode == "-h" || mode == "--help") {
-    out() << "usage: devgraph guard [-h] " << kModes << " ...\n\n"
-          << "Placement guard: the primary clone is read-only, worktrees live at\n"
-          << "<worktrees_root>/<owner>/<repo>/<branch-slug>.\n\n"
-          << "  resolve [--cwd DIR] [--branch NAME]  print placement facts as JSON\n"
-          << "  check-worktree PATH [--cwd DIR]       exit 0 if PATH is canonical\n"
-          << "  check-write PATH [--cwd DIR]          exit 0 if PATH may be written\n"
-          << "  check-bash COMMAND [--cwd DIR]        exit 0 if COMMAND is allowed\n"
-          << "  hook                                  Claude Code PreToolUse protocol\n"
-          << "  self-check                            run the built-in checks\n\n"
-          << "Exit codes: 0 allow, 2 deny (reason on stderr), 1 error.\n"
-          << "Environment: AI_ROOT, DEVELOP_WORKTREES_ROOT, DEVELOP_HOME_ROOT,\n"
-          << "DEVELOP_GUARD_EXEMPT.\n";
+    out() << verb_help(*find_verb("guard"));
     return 0;
   }
   VerbArgs rest(args.begin() + 1, args.end());
-  const std::string prog = "devgraph guard " + mode;
-
-  if (mode == "hook" || mode == "self-check") {
-    ArgParser parser(prog);
-    auto parsed = parser.parse(rest);
-    if (!parsed) return report_error("guard", parsed.error());
-    if (mode == "hook") return run_hook(guard::Roots::from_env());
+  const auto subs = verb_guard_subcommands();
+  const Subcommand* sub = nullptr;
+  std::string choices;
+  for (const auto& s : subs) {
+    if (s.name == mode) sub = &s;
+    choices += (choices.empty() ? "'" : ", '") + s.name + "'";
+  }
+  if (sub == nullptr)
+    return usage_error("argument mode: invalid choice: '" + mode + "' (choose from " + choices +
+                       ")");
+  auto parsed = sub->parser.parse(rest);
+  if (!parsed) return report_error("guard", parsed.error());
+  if (mode == "hook") return run_hook(guard::Roots::from_env());
+  if (mode == "self-check") {
     auto failures = guard::self_check();
     for (const auto& f : failures) err() << "FAIL: " << f << "\n";
     if (!failures.empty()) return 1;
     out() << "OK: placement guard self-check passed\n";
     return 0;
   }
-
-  ArgParser parser(prog);
-  if (mode == "resolve") {
-    parser.option("cwd", "directory inside the repository (default: current)")
-        .option("branch", "branch whose canonical worktree path to print");
-  } else if (mode == "check-worktree" || mode == "check-write") {
-    parser.positional("path").option("cwd", "directory relative paths start from");
-  } else if (mode == "check-bash") {
-    parser.positional("command").option("cwd", "directory the command runs in");
-  } else {
-    return usage_error("argument mode: invalid choice: '" + mode + "' (choose from 'resolve', " +
-                       "'check-worktree', 'check-write', 'check-bash', 'hook', 'self-check')");
-  }
-  auto parsed = parser.parse(rest);
-  if (!parsed) return report_error("guard", parsed.error());
 
   guard::Roots roots = guard::Roots::from_env();
   const std::string cwd =

@@ -26,12 +26,21 @@ int report(const Error& e) {
 
 }  // namespace
 
-int verb_inbox(const VerbArgs& args) {
+ArgParser verb_inbox_parser() {
   ArgParser p("devgraph inbox");
   p.description("List what waits for a person in this repository's runs.")
-      .option("repo", "the repository (default: the current directory)")
+      .option("repo", "the repository")
+      .default_value("the current directory")
+      .hint(ValueHint::directory)
       .option("skill", "asset directory (accepted by every verb; unused here)")
+      .default_value(kSkillDefault)
+      .hint(ValueHint::directory)
       .flag("json", "print one JSON array of items");
+  return p;
+}
+
+int verb_inbox(const VerbArgs& args) {
+  ArgParser p = verb_parser("inbox");
   auto a = p.parse(args);
   if (!a) return report(a.error());
   auto home = inbox::develop_home_of(a->get_or("repo", "."));

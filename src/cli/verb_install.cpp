@@ -43,20 +43,29 @@ std::string stamp_now() {
 
 }  // namespace
 
-int verb_install(const VerbArgs& args) {
+ArgParser verb_install_parser() {
   ArgParser parser("devgraph install");
   parser
       .description(
           "Grant the commands and directories devgraph needs to an agent CLI, in its own "
           "configuration files. Shows the change, asks, keeps a backup, and merges without "
           "touching anything else.")
-      .positional("tool", "claude | codex | copilot")
+      .positional("tool", "the agent CLI")
+      .choices({"claude", "codex", "copilot"})
       .flag("yes", "apply without asking")
       .flag("dry-run", "only show the change")
       .flag("hook", "claude: also run `devgraph guard hook` before every shell or write tool call")
-      .option("location",
-              "copilot: the repository the approvals are for (default: the current directory)")
-      .option("skill", "skill directory (accepted for symmetry; install does not read it)");
+      .option("location", "copilot: the repository the approvals are for")
+      .default_value("the current directory")
+      .hint(ValueHint::directory)
+      .option("skill", "skill directory (accepted for symmetry; install does not read it)")
+      .default_value(kSkillDefault)
+      .hint(ValueHint::directory);
+  return parser;
+}
+
+int verb_install(const VerbArgs& args) {
+  ArgParser parser = verb_parser("install");
   auto parsed = parser.parse(args);
   if (!parsed) return report_error("install", parsed.error());
   const std::string name = parsed->positionals()[0];

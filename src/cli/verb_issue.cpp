@@ -12,6 +12,7 @@
 #include <cstdio>
 
 #include "bundle/placement.h"
+#include "cli/help.h"
 #include "cli/verbs.h"
 #include "guard/guard.h"
 #include "issues/local_store.h"
@@ -25,7 +26,6 @@ namespace devgraph {
 namespace {
 
 constexpr int kExitUsage = 3;
-constexpr const char* kUsage = "usage: devgraph issue [-h] {new,list,show,close} ...";
 
 std::string process_cwd() {
   char buf[4096];
@@ -33,7 +33,7 @@ std::string process_cwd() {
 }
 
 int verb_usage_error(const std::string& message) {
-  err() << kUsage << "\ndevgraph issue: error: " << message << "\n";
+  err() << verb_usage(*find_verb("issue")) << "\ndevgraph issue: error: " << message << "\n";
   return kExitUsage;
 }
 
@@ -130,16 +130,62 @@ Expected<std::string> read_stdin() {
   }
 }
 
-int run_new(const VerbArgs& args) {
+// --repo, which every sub-command takes.
+void repo_flag(ArgParser& p) {
+  p.option("repo", "a directory of the repository")
+      .default_value("the current directory")
+      .hint(ValueHint::directory);
+}
+
+ArgParser new_parser() {
   ArgParser p("devgraph issue new");
   p.description("File a local issue and print its number.")
       .positional("title", "the issue's title (at most 256 bytes)")
       .option("body", "the body text")
+      .default_value("empty")
       .option("body-file", "read the body from this file ('-': standard input)")
+      .hint(ValueHint::file)
       .repeated("label", "a label; repeat for more (no whitespace or commas)")
       .option("parent", "the number of the issue this one is part of")
-      .option("priority", "", false, {"P0", "P1", "P2"})
-      .option("repo", "a directory of the repository (default: the current directory)");
+      .hint(ValueHint::issue)
+      .option("priority", "the issue's priority", false, {"P0", "P1", "P2"})
+      .default_value("none, or one its labels name");
+  repo_flag(p);
+  return p;
+}
+
+ArgParser list_parser() {
+  ArgParser p("devgraph issue list");
+  p.description("List the local issues, by number.")
+      .option("state", "which issues", false, {"open", "closed", "all"})
+      .default_value("open")
+      .flag("json", "a JSON array of the issues, bodies included");
+  repo_flag(p);
+  return p;
+}
+
+ArgParser show_parser() {
+  ArgParser p("devgraph issue show");
+  p.description("Print one local issue: its fields, then its body.")
+      .positional("number", "the issue's number (3 or #3)")
+      .hint(ValueHint::issue);
+  repo_flag(p);
+  return p;
+}
+
+ArgParser close_parser() {
+  ArgParser p("devgraph issue close");
+  p.description("Close a local issue (an issue already closed is left as it is).")
+      .positional("number", "the issue's number (3 or #3)")
+      .hint(ValueHint::issue)
+      .option("reason", "why it is closed")
+      .default_value("none");
+  repo_flag(p);
+  return p;
+}
+
+int run_new(const VerbArgs& args) {
+  ArgParser p = new_parser();
   auto a = p.parse(args);
   if (!a) return report(p, a.error());
   issues::NewIssue issue;
@@ -171,11 +217,7 @@ int run_new(const VerbArgs& args) {
 }
 
 int run_list(const VerbArgs& args) {
-  ArgParser p("devgraph issue list");
-  p.description("List the local issues, by number.")
-      .option("state", "which issues (default: open)", false, {"open", "closed", "all"})
-      .flag("json", "a JSON array of the issues, bodies included")
-      .option("repo", "a directory of the repository (default: the current directory)");
+  ArgParser p = list_parser();
   auto a = p.parse(args);
   if (!a) return report(p, a.error());
   const std::string state = a->get_or("state", "open");
@@ -202,10 +244,7 @@ int run_list(const VerbArgs& args) {
 }
 
 int run_show(const VerbArgs& args) {
-  ArgParser p("devgraph issue show");
-  p.description("Print one local issue: its fields, then its body.")
-      .positional("number")
-      .option("repo", "a directory of the repository (default: the current directory)");
+  ArgParser p = show_parser();
   auto a = p.parse(args);
   if (!a) return report(p, a.error());
   auto number = issue_number(p, a->positionals()[0]);
@@ -235,11 +274,7 @@ int run_show(const VerbArgs& args) {
 }
 
 int run_close(const VerbArgs& args) {
-  ArgParser p("devgraph issue close");
-  p.description("Close a local issue (an issue already closed is left as it is).")
-      .positional("number")
-      .option("reason", "why it is closed")
-      .option("repo", "a directory of the repository (default: the current directory)");
+  ArgParser p = close_parser();
   auto a = p.parse(args);
   if (!a) return report(p, a.error());
   auto number = issue_number(p, a->positionals()[0]);
@@ -258,20 +293,27 @@ int run_close(const VerbArgs& args) {
 
 }  // namespace
 
+ArgParser verb_issue_parser() {
+  ArgParser p("devgraph issue");
+  p.description(
+      "Local issues: one Markdown file per issue in <develop_home>/issues/, the default issue "
+      "tracker of `devgraph run`.");
+  return p;
+}
+
+std::vector<Subcommand> verb_issue_subcommands() {
+  return {{"new", "file an issue; prints its number", new_parser()},
+          {"list", "the issues, by number", list_parser()},
+          {"show", "one issue's fields and body", show_parser()},
+          {"close", "close an issue", close_parser()}};
+}
+
 int verb_issue(const VerbArgs& args) {
   if (args.empty()) return verb_usage_error("the following arguments are required: subcommand");
   const std::string& sub = args[0];
   const VerbArgs rest(args.begin() + 1, args.end());
   if (sub == "-h" || sub == "--help") {
-    out() << kUsage << "\n\n"
-          << "Local issues: one Markdown file per issue in <develop_home>/issues/.\n\n"
-          << "  new TITLE [--body TEXT | --body-file F] [--label L]... [--parent N]\n"
-          << "      [--priority P0|P1|P2]          file an issue; prints its number\n"
-          << "  list [--state open|closed|all] [--json]  the issues (default: open)\n"
-          << "  show N                             one issue's fields and body\n"
-          << "  close N [--reason TEXT]            close an issue\n\n"
-          << "Every subcommand takes --repo DIR (default: the current directory).\n"
-          << "Exit codes: 0 done, 1 refused or failed, 3 usage error or not a repository.\n";
+    out() << verb_help(*find_verb("issue"));
     return 0;
   }
   if (sub == "new") return run_new(rest);

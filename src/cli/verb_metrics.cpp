@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include "cli/help.h"
 #include "cli/verbs.h"
 #include "metrics/metrics.h"
 #include "util/args.h"
@@ -14,31 +15,10 @@ namespace devgraph {
 namespace {
 
 constexpr const char* kVerb = "metrics";
-constexpr const char* kSubcommands[] = {"record", "report", "sessions"};
-
-std::string top_usage() {
-  return "usage: devgraph metrics [-h] {record,report,sessions} ...";
-}
-
-std::string top_help() {
-  return top_usage() +
-         "\n\nSession metrics: one record per run of the graph, in\n"
-         "<metrics dir>/<owner>-<repo>-<started-at>.jsonl (DEVELOP_METRICS_DIR, else\n"
-         "$AI_ROOT/metrics/develop, else ~/.ai/metrics/develop).\n\n"
-         "subcommands:\n"
-         "  record RUN_DIR [--name NAME] [--metrics-dir DIR]\n"
-         "                        build the run's session record and write it (replaces\n"
-         "                        the run's earlier record); prints the file\n"
-         "  report TARGET [--run-id ID]\n"
-         "                        timing, cost and waiting report of a run directory or\n"
-         "                        of one record of a .jsonl file (default: the latest)\n"
-         "  sessions PATH         one line per recorded session; PATH is a .jsonl file, a\n"
-         "                        directory of them, or an <owner>-<repo> prefix\n\n"
-         "options:\n  -h, --help  show this help message and exit\n";
-}
 
 Error top_usage_error(const std::string& message) {
-  return Error{top_usage() + "\ndevgraph metrics: error: " + message, 2, ErrorKind::usage};
+  return Error{verb_usage(*find_verb(kVerb)) + "\ndevgraph metrics: error: " + message, 2,
+               ErrorKind::usage};
 }
 
 // Failures of the data (not of the flags) exit 1, as the reference's do.
@@ -94,28 +74,62 @@ int run_sessions(const ParsedArgs& args) {
 
 }  // namespace
 
+ArgParser verb_metrics_parser() {
+  ArgParser p("devgraph metrics");
+  p.description(
+      "Session metrics: one record per run of the graph, in "
+      "<metrics dir>/<owner>-<repo>-<started-at>.jsonl (DEVELOP_METRICS_DIR, else "
+      "$AI_ROOT/metrics/develop, else ~/.ai/metrics/develop).");
+  return p;
+}
+
+std::vector<Subcommand> verb_metrics_subcommands() {
+  ArgParser record("devgraph metrics record");
+  record.positional("run_dir", "the run directory (state.json, events.jsonl)")
+      .hint(ValueHint::directory)
+      .option("name", "the session's name")
+      .default_value("<owner>-<repo> from the run's path")
+      .option("metrics-dir", "where to write")
+      .default_value("DEVELOP_METRICS_DIR, else $AI_ROOT/metrics/develop, else ~/.ai/...")
+      .hint(ValueHint::directory);
+  ArgParser report("devgraph metrics report");
+  report.positional("target", "a run directory or a metrics .jsonl file")
+      .hint(ValueHint::file)
+      .option("run-id", "the record to report")
+      .default_value("the latest started");
+  ArgParser sessions("devgraph metrics sessions");
+  sessions
+      .positional("metrics_path",
+                  "a .jsonl file, a directory of them, or an <owner>-<repo> name prefix")
+      .hint(ValueHint::file);
+  return {{"record",
+           "build the run's session record and write it (replaces the run's earlier record); "
+           "prints the file",
+           std::move(record)},
+          {"report",
+           "timing, cost and waiting report of a run directory or of one record of a .jsonl "
+           "file",
+           std::move(report)},
+          {"sessions", "one line per recorded session", std::move(sessions)}};
+}
+
 int verb_metrics(const VerbArgs& args) {
   if (args.empty())
     return report_error(kVerb, top_usage_error("the following arguments are required: cmd"));
   const std::string sub = args[0];
-  if (sub == "-h" || sub == "--help") return report_error(kVerb, Error{top_help(), 0});
-  bool known = false;
-  for (const char* s : kSubcommands) known = known || sub == s;
-  if (!known)
-    return report_error(kVerb, top_usage_error("argument cmd: invalid choice: '" + sub +
-                                               "' (choose from 'record', 'report', 'sessions')"));
-  ArgParser parser("devgraph metrics " + sub);
-  if (sub == "record") {
-    parser.positional("run_dir", "the run directory (state.json, events.jsonl)")
-        .option("name", "the session's name (default: <owner>-<repo> from the run's path)")
-        .option("metrics-dir", "where to write (default: DEVELOP_METRICS_DIR or ~/.ai/...)");
-  } else if (sub == "report") {
-    parser.positional("target", "a run directory or a metrics .jsonl file")
-        .option("run-id", "the record to report (default: the latest started)");
-  } else {
-    parser.positional("metrics_path",
-                      "a .jsonl file, a directory of them, or an <owner>-<repo> name prefix");
+  if (sub == "-h" || sub == "--help")
+    return report_error(kVerb, Error{verb_help(*find_verb(kVerb)), 0});
+  auto subs = verb_metrics_subcommands();
+  const Subcommand* found = nullptr;
+  std::string choices;
+  for (const auto& s : subs) {
+    if (s.name == sub) found = &s;
+    choices += (choices.empty() ? "'" : ", '") + s.name + "'";
   }
+  if (found == nullptr)
+    return report_error(kVerb, top_usage_error("argument cmd: invalid choice: '" + sub +
+                                               "' (choose from " + choices + ")"));
+  const ArgParser& parser = found->parser;
   VerbArgs rest(args.begin() + 1, args.end());
   auto parsed = parser.parse(rest);
   if (!parsed) return report_error(kVerb, parsed.error());

@@ -69,25 +69,31 @@ int stop_with(const std::string& why, int code, const Json& extra = Json::object
 
 }  // namespace
 
-int verb_run(const VerbArgs& args) {
+ArgParser verb_run_parser() {
   ArgParser p("devgraph run");
   p.description(
        "Turn the repository's eligible open issues into bundles and drive them to pull "
        "requests or ready branches, several at once; resumes the last unfinished run.")
-      .option("repo", "the primary clone (default: the current directory)")
-      .option("issues",
-              "where issues come from: github or local (default: github with an "
-              "origin on GitHub, else local)")
-      .option("label", "GitHub issues must carry this label (default: GRAPH.yaml intake.label)")
+      .option("repo", "the primary clone")
+      .default_value("the current directory")
+      .hint(ValueHint::directory)
+      .option("issues", "where issues come from: github or local")
+      .default_value("github with an origin on GitHub, else local")
+      .option("label", "GitHub issues must carry this label")
+      .default_value("GRAPH.yaml intake.label")
       .flag("all-issues", "every open GitHub issue is work (no label needed)")
-      .option("max-bundles", "bundles in flight at once (default: GRAPH.yaml)")
+      .option("max-bundles", "bundles in flight at once")
+      .default_value("GRAPH.yaml concurrency.max_parallel_bundles")
       .option("watch", "after an empty scan, wait this many seconds and scan again")
+      .default_value("off: stop after an empty scan")
       .option("budget-usd",
               "launch no new persona once the run's recorded cost reaches this many dollars "
               "(kept by a resume without the flag)")
+      .default_value("none")
       .option("merge-policy",
-              "never (default) or auto_when_checks_pass: ask GitHub to merge each pull request "
-              "once its checks pass (kept by a resume without the flag)")
+              "never or auto_when_checks_pass: ask GitHub to merge each pull request once its "
+              "checks pass (kept by a resume without the flag)")
+      .default_value("never")
       .flag("new", "start a fresh run instead of resuming the last one")
       .flag("discuss-rounds",
             "critique every plan and finished branch (GRAPH.yaml discuss.rounds; kept by a "
@@ -95,15 +101,30 @@ int verb_run(const VerbArgs& args) {
       .flag("dry-run", "print the bundles that would be formed and started; write nothing")
       .flag("no-live", "plain log lines even on a terminal")
       .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
+      .default_value(kSkillDefault)
+      .hint(ValueHint::directory)
       .option("agent", "agent backend: " + agents::backend_choices())
+      .default_value("claude")
       .option("claude-bin", "the agent CLI binary (tests pass a fake)")
+      .default_value(kAgentBinDefault)
+      .hint(ValueHint::file)
       .option("model", "pin every persona to this model")
-      .option("max-parallel", "tasks in flight at once per bundle (default: GRAPH.yaml)")
+      .default_value("each persona's own")
+      .option("max-parallel", "tasks in flight at once per bundle")
+      .default_value("GRAPH.yaml concurrency.max_parallel_tasks_per_bundle")
       .option("api-backoff-seconds", "first wait after a failing agent CLI; doubles per attempt")
+      .default_value("60")
       .option("persona-timeout-seconds", "wall-clock limit of one persona run")
+      .default_value("GRAPH.yaml headless.persona_timeout_minutes")
       .option("sim-scenario", "scenario file for --agent sim (one for every bundle)")
+      .hint(ValueHint::file)
       .option("agent-command", "argv template for --agent command");
   declare_board_flags(p);
+  return p;
+}
+
+int verb_run(const VerbArgs& args) {
+  ArgParser p = verb_parser("run");
   auto a = p.parse(args);
   if (!a) return usage_exit(a.error());
 

@@ -20,28 +20,45 @@
 namespace devgraph {
 namespace {}  // namespace
 
-int verb_run_bundle(const VerbArgs& args) {
+ArgParser verb_run_bundle_parser() {
   ArgParser p("devgraph run-bundle");
   p.description("Drive one bundle: plan, tasks, gates, pull request or ready branch.")
-      .positional("run_dir")
+      .positional("run_dir", "the run directory (state.json, events.jsonl)")
+      .hint(ValueHint::directory)
       .option("bundle", "bundle id", true)
+      .hint(ValueHint::bundle)
       .option("skill", "asset directory (GRAPH.yaml, agents/, templates/)")
+      .default_value(kSkillDefault)
+      .hint(ValueHint::directory)
       .option("agent", "agent backend: " + agents::backend_choices())
+      .default_value("claude")
       .option("claude-bin", "the agent CLI binary (tests pass a fake)")
+      .default_value(kAgentBinDefault)
+      .hint(ValueHint::file)
       .option("model", "pin every persona to this model")
-      .option("max-parallel", "tasks in flight at once (default: GRAPH.yaml)")
+      .default_value("each persona's own")
+      .option("max-parallel", "tasks in flight at once")
+      .default_value("GRAPH.yaml concurrency.max_parallel_tasks_per_bundle")
       .option("poll-seconds", "accepted for compatibility; devgraph waits on events")
       .option("base", "base ref of the bundle branch")
+      .default_value("the run's default branch")
       .option("api-backoff-seconds", "first wait after a failing agent CLI; doubles per attempt")
-      .option("persona-timeout-seconds",
-              "wall-clock limit of one persona run (default: GRAPH.yaml, in minutes)")
+      .default_value("60")
+      .option("persona-timeout-seconds", "wall-clock limit of one persona run")
+      .default_value("GRAPH.yaml headless.persona_timeout_minutes")
       .option("sim-scenario", "scenario file for --agent sim")
+      .hint(ValueHint::file)
       .option("agent-command",
               "argv template for --agent command, e.g. 'mycli --prompt-file {prompt_file}' "
               "(also {worktree} {persona} {task} {model} {run_dir})")
       .flag("discuss-rounds",
             "critique the plan and the finished branch (GRAPH.yaml discuss.rounds)")
       .flag("no-live", "plain log lines even on a terminal (also NO_COLOR, TERM=dumb)");
+  return p;
+}
+
+int verb_run_bundle(const VerbArgs& args) {
+  ArgParser p = verb_parser("run-bundle");
   auto a = p.parse(args);
   if (!a) return report_error("run-bundle", a.error());
   bundle::RunBundleRequest req;

@@ -2,6 +2,7 @@
 // a printer over the schedule module with the reference script's flags,
 // JSON and exit codes (footprint-check exits 2 on a violation).
 
+#include "cli/help.h"
 #include "cli/verbs.h"
 #include "graph/graph.h"
 #include "schedule/schedule.h"
@@ -15,32 +16,9 @@ namespace devgraph {
 namespace {
 
 constexpr const char* kVerb = "schedule";
-constexpr const char* kSubcommands[] = {"check", "runnable", "conflicts", "critical-path",
-                                        "footprint-check"};
-
-std::string top_usage() {
-  return "usage: devgraph schedule [-h] {check,runnable,conflicts,critical-path,footprint-check} "
-         "...";
-}
-
-std::string top_help() {
-  return top_usage() +
-         "\n\nDeterministic task scheduling for one bundle's tasks.json.\n\n"
-         "subcommands:\n"
-         "  check TASKS_JSON                 validate the plan (every problem, every cycle)\n"
-         "  runnable TASKS_JSON --state STATE_JSON --bundle B [--max N]\n"
-         "                                   tasks that may start now and the scheduler route\n"
-         "  conflicts TASKS_JSON             every pair of tasks whose footprints overlap\n"
-         "  critical-path TASKS_JSON [--ceiling N]\n"
-         "                                   the longest dependency chain (a diagnostic)\n"
-         "  footprint-check TASKS_JSON --task T --worktree DIR [--in-flight T2,T3]\n"
-         "                                   classify uncommitted changes; exit 2 on a "
-         "violation\n\n"
-         "options:\n  -h, --help  show this help message and exit\n";
-}
 
 Error top_usage_error(const std::string& message) {
-  return Error{top_usage() + "\ndevgraph schedule: error: " + message, 2};
+  return Error{verb_usage(*find_verb(kVerb)) + "\ndevgraph schedule: error: " + message, 2};
 }
 
 void print_json(const Json& value) {
@@ -142,35 +120,70 @@ int run_footprint_check(const ParsedArgs& args) {
 
 }  // namespace
 
+ArgParser verb_schedule_parser() {
+  ArgParser p("devgraph schedule");
+  p.description("Deterministic task scheduling for one bundle's tasks.json.");
+  return p;
+}
+
+std::vector<Subcommand> verb_schedule_subcommands() {
+  struct Sub {
+    const char* name;
+    const char* summary;
+  };
+  const Sub subs[] = {
+      {"check", "validate the plan (every problem, every cycle)"},
+      {"runnable", "tasks that may start now and the scheduler route"},
+      {"conflicts", "every pair of tasks whose footprints overlap"},
+      {"critical-path", "the longest dependency chain (a diagnostic)"},
+      {"footprint-check", "classify uncommitted changes; exit 2 on a violation"},
+  };
+  std::vector<Subcommand> out;
+  for (const Sub& s : subs) {
+    const std::string sub = s.name;
+    ArgParser parser("devgraph schedule " + sub);
+    parser.positional("tasks_json", "the planner's tasks.json").hint(ValueHint::file);
+    if (sub == "runnable") {
+      parser.option("state", "the run's state.json", true)
+          .hint(ValueHint::file)
+          .option("bundle", "bundle id (must match tasks.json)", true)
+          .hint(ValueHint::bundle)
+          .option("max", "tasks in flight at most")
+          .default_value("GRAPH.yaml concurrency.max_parallel_tasks_per_bundle");
+    } else if (sub == "critical-path") {
+      parser.option("ceiling", "longest acceptable chain").default_value("max(3, ceil(tasks / 2))");
+    } else if (sub == "footprint-check") {
+      parser.option("task", "the task about to commit", true)
+          .option("worktree", "the bundle's worktree", true)
+          .hint(ValueHint::directory)
+          .option("in-flight", "comma-separated ids of the other tasks in flight")
+          .default_value("none");
+    }
+    parser.option("skill", "skill directory")
+        .default_value(kSkillDefault)
+        .hint(ValueHint::directory);
+    out.push_back({sub, s.summary, std::move(parser)});
+  }
+  return out;
+}
+
 int verb_schedule(const VerbArgs& args) {
   if (args.empty())
     return report_error(kVerb, top_usage_error("the following arguments are required: cmd"));
   const std::string sub = args[0];
-  if (sub == "-h" || sub == "--help") return report_error(kVerb, Error{top_help(), 0});
-  bool known = false;
-  for (const char* s : kSubcommands) known = known || sub == s;
-  if (!known) {
-    std::string choices;
-    for (const char* s : kSubcommands)
-      choices += (choices.empty() ? "'" : ", '") + std::string(s) + "'";
+  if (sub == "-h" || sub == "--help")
+    return report_error(kVerb, Error{verb_help(*find_verb(kVerb)), 0});
+  auto subs = verb_schedule_subcommands();
+  const Subcommand* found = nullptr;
+  std::string choices;
+  for (const auto& s : subs) {
+    if (s.name == sub) found = &s;
+    choices += (choices.empty() ? "'" : ", '") + s.name + "'";
+  }
+  if (found == nullptr)
     return report_error(kVerb, top_usage_error("argument cmd: invalid choice: '" + sub +
                                                "' (choose from " + choices + ")"));
-  }
-
-  ArgParser parser("devgraph schedule " + sub);
-  parser.positional("tasks_json", "the planner's tasks.json");
-  if (sub == "runnable") {
-    parser.option("state", "the run's state.json", true)
-        .option("bundle", "bundle id (must match tasks.json)", true)
-        .option("max", "tasks in flight at most (default: GRAPH.yaml concurrency)");
-  } else if (sub == "critical-path") {
-    parser.option("ceiling", "longest acceptable chain (default: max(3, ceil(tasks / 2)))");
-  } else if (sub == "footprint-check") {
-    parser.option("task", "the task about to commit", true)
-        .option("worktree", "the bundle's worktree", true)
-        .option("in-flight", "comma-separated ids of the other tasks in flight");
-  }
-  parser.option("skill", "skill directory (default: found automatically)");
+  const ArgParser& parser = found->parser;
   VerbArgs rest(args.begin() + 1, args.end());
   auto parsed = parser.parse(rest);
   if (!parsed) return report_error(kVerb, parsed.error());

@@ -9,21 +9,32 @@
 
 namespace devgraph {
 
-int verb_sim_agent(const VerbArgs& args) {
+ArgParser verb_sim_agent_parser() {
   ArgParser p("devgraph sim-agent");
   p.description("Play one persona launch from a scenario file (the simulated agent backend).")
       .option("scenario", "the scenario file (JSON)", true)
+      .hint(ValueHint::file)
       .option("persona", "the persona being simulated", true)
       .option("bundle", "the bundle id, when the launch has one")
+      .hint(ValueHint::bundle)
       .option("task", "the task id, when the launch has one")
       .option("state", "directory for the per-persona launch counters")
+      .default_value("none: every launch is the first")
+      .hint(ValueHint::directory)
       .option("prompt-file", "the prompt, for dispatch_contains rules")
+      .hint(ValueHint::file)
       .option("resume", "answer a resume call for this session id")
       .option("model", "the model the launch runs at, for setting rules")
       .option("effort", "the reasoning effort the launch runs at, for setting rules")
       .option("launched-at",
               "CLOCK_MONOTONIC nanoseconds when the call was launched; the latency counts from "
-              "there");
+              "there")
+      .default_value("when sim-agent starts");
+  return p;
+}
+
+int verb_sim_agent(const VerbArgs& args) {
+  ArgParser p = verb_parser("sim-agent");
   auto parsed = p.parse(args);
   if (!parsed) return report_error("sim-agent", parsed.error());
   agents::SimInvocation inv;

@@ -89,28 +89,54 @@ int validate_run(const std::string& skill, const std::string& run_dir) {
 
 }  // namespace
 
-int verb_validate(const VerbArgs& args) {
+ArgParser verb_validate_parser() {
   ArgParser parser("devgraph validate");
   parser.description("Check GRAPH.yaml, a run state, a persona result, or a whole run.")
       .positional("check", "graph | state PATH | result PATH | run RUN_DIR")
-      .option("skill", "skill directory (default: found automatically)")
+      .hint(ValueHint::subcommand)
+      .option("skill", "skill directory")
+      .default_value(kSkillDefault)
+      .hint(ValueHint::directory)
       .allow_rest();
+  return parser;
+}
+
+std::vector<Subcommand> verb_validate_subcommands() {
+  std::vector<Subcommand> subs;
+  auto add = [&subs](const std::string& name, const std::string& summary) -> ArgParser& {
+    subs.push_back({name, summary, ArgParser("devgraph validate " + name)});
+    return subs.back().parser;
+  };
+  auto skill = [](ArgParser& p) {
+    p.option("skill", "skill directory").default_value(kSkillDefault).hint(ValueHint::directory);
+  };
+  skill(add("graph", "the skill's GRAPH.yaml, contracts, personas and templates"));
+  skill(add("state", "a state.json against the run-state schema")
+            .positional("path", "the state.json to check")
+            .hint(ValueHint::file));
+  skill(add("result", "a persona transcript's RESULT_JSON line against the result schema")
+            .positional("path", "a text file whose last non-empty line is RESULT_JSON: {...}")
+            .hint(ValueHint::file));
+  skill(add("run", "a run directory's events.jsonl replayed against the graph and state.json")
+            .positional("run_dir", "the run directory (state.json and events.jsonl)")
+            .hint(ValueHint::directory));
+  return subs;
+}
+
+int verb_validate(const VerbArgs& args) {
+  ArgParser parser = verb_parser("validate");
   auto parsed = parser.parse(args);
   if (!parsed) return report_error("validate", parsed.error());
   const std::string check = parsed->positionals()[0];
-
-  ArgParser sub("devgraph validate " + check);
-  sub.option("skill", "skill directory (default: found automatically)");
-  if (check == "state")
-    sub.positional("path", "the state.json to check");
-  else if (check == "result")
-    sub.positional("path", "a text file whose last non-empty line is RESULT_JSON: {...}");
-  else if (check == "run")
-    sub.positional("run_dir", "the run directory (state.json and events.jsonl)");
-  else if (check != "graph")
+  auto subs = verb_validate_subcommands();
+  const Subcommand* found = nullptr;
+  for (const auto& s : subs)
+    if (s.name == check) found = &s;
+  if (found == nullptr)
     return report_error("validate", parser.usage_error("argument check: invalid choice: '" + check +
                                                        "' (choose from 'graph', 'state', "
                                                        "'result', 'run')"));
+  const ArgParser& sub = found->parser;
   auto subparsed = sub.parse(parsed->rest());
   if (!subparsed) return report_error("validate", subparsed.error());
   auto skill_flag = subparsed->get("skill");

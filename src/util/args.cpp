@@ -7,6 +7,9 @@
 #include <limits>
 #include <string_view>
 
+#include "util/suggest.h"
+#include "util/text.h"
+
 namespace devgraph {
 
 std::optional<std::string> ParsedArgs::get(const std::string& name) const {
@@ -25,30 +28,85 @@ std::string ParsedArgs::get_or(const std::string& name, const std::string& fallb
   return v ? *v : fallback;
 }
 
+std::string ArgParser::Option::value_name() const {
+  if (!metavar.empty()) return metavar;
+  std::string meta;
+  for (char c : name) meta.push_back(c == '-' ? '_' : static_cast<char>(std::toupper(c)));
+  return meta;
+}
+
 ArgParser& ArgParser::positional(std::string name, std::string help) {
-  pos_.push_back({std::move(name), std::move(help)});
+  Pos p;
+  p.name = std::move(name);
+  p.help = std::move(help);
+  pos_.push_back(std::move(p));
+  last_is_positional_ = true;
   return *this;
 }
 
 ArgParser& ArgParser::option(std::string name, std::string help, bool required,
                              std::vector<std::string> choices) {
-  opts_.push_back({std::move(name), std::move(help), required, false, std::move(choices)});
+  Opt o;
+  o.name = std::move(name);
+  o.help = std::move(help);
+  o.required = required;
+  o.choices = std::move(choices);
+  opts_.push_back(std::move(o));
+  last_is_positional_ = false;
   return *this;
 }
 
 ArgParser& ArgParser::repeated(std::string name, std::string help) {
-  opts_.push_back({std::move(name), std::move(help), false, false, {}, true});
+  Opt o;
+  o.name = std::move(name);
+  o.help = std::move(help);
+  o.repeated = true;
+  opts_.push_back(std::move(o));
+  last_is_positional_ = false;
   return *this;
 }
 
 ArgParser& ArgParser::optional_value(std::string name, std::string help, std::string metavar) {
-  opts_.push_back(
-      {std::move(name), std::move(help), false, false, {}, false, true, std::move(metavar)});
+  Opt o;
+  o.name = std::move(name);
+  o.help = std::move(help);
+  o.optional_value = true;
+  o.metavar = std::move(metavar);
+  opts_.push_back(std::move(o));
+  last_is_positional_ = false;
   return *this;
 }
 
 ArgParser& ArgParser::flag(std::string name, std::string help) {
-  opts_.push_back({std::move(name), std::move(help), false, true, {}});
+  Opt o;
+  o.name = std::move(name);
+  o.help = std::move(help);
+  o.is_flag = true;
+  opts_.push_back(std::move(o));
+  last_is_positional_ = false;
+  return *this;
+}
+
+ArgParser& ArgParser::default_value(std::string text) {
+  if (!last_is_positional_ && !opts_.empty()) opts_.back().default_value = std::move(text);
+  return *this;
+}
+
+ArgParser& ArgParser::hint(ValueHint h) {
+  if (last_is_positional_ && !pos_.empty())
+    pos_.back().hint = h;
+  else if (!opts_.empty())
+    opts_.back().hint = h;
+  return *this;
+}
+
+ArgParser& ArgParser::choices(std::vector<std::string> values) {
+  if (last_is_positional_ && !pos_.empty()) pos_.back().choices = std::move(values);
+  return *this;
+}
+
+ArgParser& ArgParser::optional() {
+  if (last_is_positional_ && !pos_.empty()) pos_.back().optional = true;
   return *this;
 }
 
@@ -115,36 +173,93 @@ std::string ArgParser::usage() const {
     if (o.optional_value) {
       part += " [" + o.metavar + "]";
     } else if (!o.is_flag) {
-      std::string meta;
-      for (char c : o.name) meta.push_back(c == '-' ? '_' : static_cast<char>(std::toupper(c)));
-      part += " " + meta;
+      part += " " + o.value_name();
     }
     u += o.required ? " " + part : " [" + part + "]";
   }
-  for (const auto& p : pos_) u += " " + p.name;
+  for (const auto& p : pos_) u += p.optional ? " [" + p.name + "]" : " " + p.name;
   return u;
 }
 
+namespace {
+
+// One entry of an argparse-style list: the invocation after `indent`
+// spaces, then its help 22 columns further (on the next line when the
+// invocation is longer).
+std::string entry(const std::string& invocation, const std::string& help, size_t indent) {
+  const size_t column = indent + 22;
+  std::string line = std::string(indent, ' ') + invocation;
+  if (help.empty()) return line + "\n";
+  if (line.size() + 2 <= column) {
+    line += std::string(column - line.size(), ' ');
+  } else {
+    line += "\n" + std::string(column, ' ');
+  }
+  return line + wrap_words(help, column, column, 79) + "\n";
+}
+
+std::string braces(const std::vector<std::string>& choices) {
+  std::string b = "{";
+  for (size_t i = 0; i < choices.size(); ++i) b += (i ? "," : "") + choices[i];
+  return b + "}";
+}
+
+}  // namespace
+
 std::string ArgParser::help() const {
   std::string h = usage() + "\n";
-  if (!description_.empty()) h += "\n" + description_ + "\n";
-  if (!pos_.empty()) {
-    h += "\npositional arguments:\n";
-    for (const auto& p : pos_) h += "  " + p.name + (p.help.empty() ? "" : "  " + p.help) + "\n";
-  }
-  h += "\noptions:\n  -h, --help  show this help message and exit\n";
+  if (!description_.empty()) h += "\n" + wrap_words(description_, 0, 0, 79) + "\n";
+  if (!pos_.empty()) h += "\npositional arguments:\n" + arguments_help(true, false);
+  h += "\noptions:\n" + entry("-h, --help", "show this help message and exit", 2) +
+       arguments_help(false, true);
+  const std::string epilog = epilog_ ? epilog_() : "";
+  if (!epilog.empty()) h += "\n" + epilog + (epilog.back() == '\n' ? "" : "\n");
+  return h;
+}
+
+std::string ArgParser::arguments_help(bool with_positionals, bool with_options,
+                                      size_t indent) const {
+  std::string h;
+  if (with_positionals)
+    for (const auto& p : pos_)
+      h += entry(p.choices.empty() ? p.name : braces(p.choices), p.help, indent);
+  if (!with_options) return h;
   for (const auto& o : opts_) {
-    h += "  --" + o.name;
-    if (o.optional_value) h += " [" + o.metavar + "]";
-    if (!o.choices.empty()) {
-      h += " {";
-      for (size_t i = 0; i < o.choices.size(); ++i) h += (i ? "," : "") + o.choices[i];
-      h += "}";
-    }
-    if (!o.help.empty()) h += "  " + o.help;
-    h += "\n";
+    std::string invocation = "--" + o.name;
+    if (o.optional_value)
+      invocation += " [" + o.metavar + "]";
+    else if (!o.choices.empty())
+      invocation += " " + braces(o.choices);
+    else if (!o.is_flag)
+      invocation += " " + o.value_name();
+    std::string text = o.help;
+    if (o.default_value)
+      text += (text.empty() ? "" : " ") + ("(default: " + *o.default_value + ")");
+    h += entry(invocation, text, indent);
   }
   return h;
+}
+
+std::string ArgParser::synopsis() const {
+  std::string s;
+  auto add = [&s](const std::string& part) { s += (s.empty() ? "" : " ") + part; };
+  for (const auto& p : pos_) {
+    std::string name;
+    for (char c : p.name) name.push_back(static_cast<char>(std::toupper(c)));
+    add(p.optional ? "[" + name + "]" : name);
+  }
+  for (const auto& o : opts_) {
+    std::string part = "--" + o.name;
+    if (o.optional_value)
+      part += " [" + o.metavar + "]";
+    else if (!o.choices.empty())
+      part += " " + braces(o.choices);
+    else if (!o.is_flag)
+      part += " " + o.value_name();
+    if (o.repeated) part += "...";
+    add(o.required ? part : "[" + part + "]");
+  }
+  return s;
 }
 
 Error ArgParser::usage_error(const std::string& message) const {
@@ -183,7 +298,11 @@ Expected<ParsedArgs> ArgParser::parse(const std::vector<std::string>& args) cons
           out.rest_.assign(args.begin() + static_cast<long>(i), args.end());
           break;
         }
-        return usage_error("unrecognized arguments: " + a);
+        std::vector<std::string> known{"help"};
+        for (const auto& k : opts_) known.push_back(k.name);
+        auto near = closest(name, known);
+        return usage_error("unrecognized arguments: " + a +
+                           (near ? " (did you mean --" + *near + "?)" : ""));
       }
       name = o->name;
       if (o->is_flag) {
@@ -238,7 +357,7 @@ Expected<ParsedArgs> ArgParser::parse(const std::vector<std::string>& args) cons
   }
   std::string missing;
   for (size_t k = out.positionals_.size(); k < pos_.size(); ++k)
-    missing += (missing.empty() ? "" : ", ") + pos_[k].name;
+    if (!pos_[k].optional) missing += (missing.empty() ? "" : ", ") + pos_[k].name;
   for (const auto& o : opts_)
     if (o.required && !out.values_.count(o.name))
       missing += (missing.empty() ? "--" : ", --") + o.name;

@@ -1,7 +1,7 @@
 // A small command-line parser with argparse's observable behaviour: the
 // verbs mirror Python scripts, so usage errors print "usage: ..." and
 // "PROG: error: ..." on stderr and exit 2, and `-h`/`--help` prints the
-// usage on stdout and exits 0.
+// help on stdout and exits 0.
 //
 // Options are long flags (`--name VALUE`, `--name=VALUE`, or a bare
 // `--name` for switches), each also taken by any unambiguous prefix
@@ -13,8 +13,25 @@
 // An option declared with optional_value() may come bare or with a value
 // (argparse's nargs='?'): `--name`, `--name VALUE` (the next word, by the
 // same rule) or `--name=VALUE`.
+//
+// The declarations are also what the help, the shell completions and the
+// man pages are made of (src/cli/help.h, src/cli/completion.h), so a flag
+// is described once, where it is parsed.
+//
+// Contract:
+// - usage() and the error texts are argparse's and do not depend on the
+//   help-only fields (defaults, hints, positional choices, the epilog).
+// - An unknown long option is "unrecognized arguments: --x", followed on
+//   the same line by " (did you mean --y?)" when one declared option (or
+//   --help) is close to it (util/suggest.h).
+// - help() lists every declaration: each positional, -h, then each option
+//   with its value's name or choices, its help and "(default: D)" when a
+//   default is declared; then the epilog.
+// - The modifiers default_value(), hint(), choices() and optional() change
+//   the declaration made last (an option or a positional).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -48,8 +65,35 @@ class ParsedArgs {
   std::vector<std::string> rest_;
 };
 
+// What kind of value an option or positional takes, for the shell
+// completions: the files or directories of the shell, or ids read from the
+// repository's runs (src/cli/completion.h).
+enum class ValueHint { none, file, directory, bundle, issue, run, slug, subcommand };
+
 class ArgParser {
  public:
+  struct Option {
+    std::string name;
+    std::string help;
+    bool required = false;
+    bool is_flag = false;
+    std::vector<std::string> choices;
+    bool repeated = false;
+    bool optional_value = false;
+    std::string metavar;
+    std::optional<std::string> default_value;
+    ValueHint hint = ValueHint::none;
+    // The value's name in a usage line: the metavar, else NAME for --name.
+    std::string value_name() const;
+  };
+  struct Positional {
+    std::string name;
+    std::string help;
+    std::vector<std::string> choices;  // for help and completion; the caller checks
+    bool optional = false;             // argparse's nargs='?'
+    ValueHint hint = ValueHint::none;
+  };
+
   explicit ArgParser(std::string prog) : prog_(std::move(prog)) {}
 
   ArgParser& positional(std::string name, std::string help = "");
@@ -72,6 +116,22 @@ class ArgParser {
     description_ = std::move(text);
     return *this;
   }
+  // Text after the option list in help() (an example, the exit codes),
+  // made only when the help is.
+  ArgParser& epilog(std::function<std::string()> make) {
+    epilog_ = std::move(make);
+    return *this;
+  }
+  // The default of the option declared last, as help shows it: a value
+  // ("127.0.0.1") or where it comes from ("GRAPH.yaml intake.label").
+  ArgParser& default_value(std::string text);
+  // What the value of the option or positional declared last is.
+  ArgParser& hint(ValueHint h);
+  // The values the positional declared last takes (help and completion).
+  ArgParser& choices(std::vector<std::string> values);
+  // The positional declared last may be left out (it must come after every
+  // positional that may not).
+  ArgParser& optional();
 
   // A usage error has exit_code 2 and its message is the full stderr text
   // (usage line plus "PROG: error: ..."). A help request has exit_code 0
@@ -79,26 +139,24 @@ class ArgParser {
   Expected<ParsedArgs> parse(const std::vector<std::string>& args) const;
   std::string usage() const;
   std::string help() const;
+  // The arguments as a man page's SYNOPSIS shows them, after the program:
+  // positionals in capitals, then the options ("ITEM [--text TEXT]").
+  std::string synopsis() const;
+  // The entries of help()'s lists: the positionals, the options (without
+  // -h), or both, one per line at argparse's columns (shifted right by
+  // `indent` - 2 for a list inside a list).
+  std::string arguments_help(bool positionals, bool options, size_t indent = 2) const;
   const std::string& prog() const { return prog_; }
+  const std::string& description() const { return description_; }
+  const std::vector<Option>& options() const { return opts_; }
+  const std::vector<Positional>& positionals() const { return pos_; }
   // Builds a usage error (ErrorKind::usage, exit code 2) for checks the
   // caller makes after parsing.
   Error usage_error(const std::string& message) const;
 
  private:
-  struct Opt {
-    std::string name;
-    std::string help;
-    bool required = false;
-    bool is_flag = false;
-    std::vector<std::string> choices;
-    bool repeated = false;
-    bool optional_value = false;
-    std::string metavar;
-  };
-  struct Pos {
-    std::string name;
-    std::string help;
-  };
+  using Opt = Option;
+  using Pos = Positional;
   const Opt* find(const std::string& name) const;
   // The option a long flag's name (without "--") selects: an exact name or
   // an unambiguous prefix, as argparse resolves them. `ambiguous` lists the
@@ -113,9 +171,11 @@ class ArgParser {
 
   std::string prog_;
   std::string description_;
+  std::function<std::string()> epilog_;
   std::vector<Opt> opts_;
   std::vector<Pos> pos_;
   bool allow_rest_ = false;
+  bool last_is_positional_ = false;
 };
 
 // Parses a decimal integer as Python's int() does for the flags argparse

@@ -67,4 +67,28 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+std::string wrap_words(std::string_view text, size_t indent, size_t first_column, size_t width) {
+  std::string out;
+  size_t column = first_column;
+  bool first = true;
+  size_t i = 0;
+  while (i <= text.size()) {
+    size_t end = text.find(' ', i);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view word = text.substr(i, end - i);
+    if (!first && column + 1 + word.size() > width) {
+      out += "\n" + std::string(indent, ' ');
+      column = indent;
+    } else if (!first) {
+      out += " ";
+      ++column;
+    }
+    out += word;
+    column += word.size();
+    first = false;
+    i = end + 1;
+  }
+  return out;
+}
+
 }  // namespace devgraph

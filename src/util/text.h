@@ -33,4 +33,9 @@ std::string one_line(std::string_view text, size_t max = std::string::npos);
 // tidy line.
 std::string squeeze_spaces(std::string_view text);
 
+// `text` with a newline and `indent` spaces put before each word that would
+// end past column `width`; the text starts at column `first_column` (the
+// caller wrote what comes before it). Words are split at single spaces.
+std::string wrap_words(std::string_view text, size_t indent, size_t first_column, size_t width);
+
 }  // namespace devgraph

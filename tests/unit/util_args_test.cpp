@@ -197,3 +197,98 @@ TEST(ParseSeconds, TakesWholeFiniteNumbersOnly) {
 
 }  // namespace
 }  // namespace devgraph
+
+namespace devgraph {
+namespace {
+
+ArgParser documented_parser() {
+  ArgParser p("prog");
+  p.description("What prog does.")
+      .positional("item", "the item")
+      .hint(ValueHint::bundle)
+      .option("repo", "the repository")
+      .default_value("the current directory")
+      .hint(ValueHint::directory)
+      .option("state", "which ones", false, {"open", "closed"})
+      .default_value("open")
+      .flag("json", "print JSON")
+      .repeated("label", "a label")
+      .epilog([] { return std::string("example:\n  prog b1 --json\n"); });
+  return p;
+}
+
+TEST(ArgParser, HelpListsEveryDeclarationWithItsValueAndDefaultThenTheEpilog) {
+  const std::string h = documented_parser().help();
+  EXPECT_EQ(
+      h.rfind("usage: prog [-h] [--repo REPO] [--state STATE] [--json] [--label LABEL] item\n", 0),
+      0u)
+      << h;
+  EXPECT_NE(h.find("\nWhat prog does.\n"), std::string::npos) << h;
+  EXPECT_NE(h.find("  item                  the item\n"), std::string::npos) << h;
+  EXPECT_NE(h.find("  -h, --help            show this help message and exit\n"), std::string::npos)
+      << h;
+  EXPECT_NE(h.find("  --repo REPO           the repository (default: the current directory)\n"),
+            std::string::npos)
+      << h;
+  EXPECT_NE(h.find("  --state {open,closed}\n                        which ones (default: open)\n"),
+            std::string::npos)
+      << h;
+  EXPECT_NE(h.find("  --json                print JSON\n"), std::string::npos) << h;
+  EXPECT_EQ(h.substr(h.size() - 26), "example:\n  prog b1 --json\n") << h;
+}
+
+TEST(ArgParser, HelpOnlyFieldsLeaveTheUsageAsArgparseWritesIt) {
+  ArgParser plain("prog");
+  plain.positional("item", "the item")
+      .option("repo", "the repository")
+      .option("state", "which ones", false, {"open", "closed"})
+      .flag("json", "print JSON")
+      .repeated("label", "a label");
+  EXPECT_EQ(documented_parser().usage(), plain.usage());
+  auto e = documented_parser().parse({});
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().message,
+            plain.usage_error("the following arguments are required: item").message);
+}
+
+TEST(ArgParser, AnUnknownOptionSaysWhichOneWasMeantOnTheSameLine) {
+  auto a = documented_parser().parse({"b1", "--jsno"});
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error().exit_code, 2);
+  EXPECT_EQ(a.error().message, documented_parser().usage() +
+                                   "\nprog: error: unrecognized arguments: --jsno (did you mean "
+                                   "--json?)");
+  auto far = documented_parser().parse({"b1", "--frobnicate"});
+  ASSERT_FALSE(far.ok());
+  EXPECT_EQ(far.error().message,
+            documented_parser().usage() + "\nprog: error: unrecognized arguments: --frobnicate");
+  auto help = documented_parser().parse({"--hlep"});
+  ASSERT_FALSE(help.ok());
+  EXPECT_NE(help.error().message.find("(did you mean --help?)"), std::string::npos);
+}
+
+TEST(ArgParser, AnOptionalPositionalMayBeLeftOut) {
+  ArgParser p("prog");
+  p.positional("shell", "").choices({"bash", "zsh"}).optional().positional("dir", "").optional();
+  EXPECT_EQ(p.usage(), "usage: prog [-h] [shell] [dir]");
+  auto none = p.parse({});
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_TRUE(none->positionals().empty());
+  auto one = p.parse({"bash"});
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->positionals(), std::vector<std::string>{"bash"});
+  EXPECT_FALSE(p.parse({"a", "b", "c"}).ok());
+  EXPECT_NE(p.help().find("  {bash,zsh}\n"), std::string::npos) << p.help();
+}
+
+TEST(ArgParser, TheSynopsisShowsPositionalsInCapitalsThenTheOptions) {
+  EXPECT_EQ(documented_parser().synopsis(),
+            "ITEM [--repo REPO] [--state {open,closed}] [--json] [--label LABEL...]");
+  EXPECT_EQ(documented_parser().options()[0].hint, ValueHint::directory);
+  EXPECT_EQ(documented_parser().positionals()[0].hint, ValueHint::bundle);
+  EXPECT_EQ(documented_parser().options()[1].default_value, "open");
+  EXPECT_EQ(documented_parser().options()[2].default_value, std::nullopt);
+}
+
+}  // namespace
+}  // namespace devgraph
