@@ -48,10 +48,28 @@ for f in usr/bin/devgraph usr/share/devgraph/GRAPH.yaml \
 done
 [ -x "$root/usr/bin/devgraph" ] || fail "/usr/bin/devgraph is not executable"
 gzip -t "$root/usr/share/doc/devgraph/changelog.gz" || fail "changelog.gz is not gzip"
-for page in "$root"/usr/share/man/man1/*; do
-  [ -e "$page" ] || continue
-  gzip -t "$page" 2>/dev/null || [ "${page%.1}" != "$page" ] || fail "bad man page $page"
+# A man page for devgraph and one per verb, each naming its verb; the
+# three shells' completions where each shell looks for them.
+man="$root/usr/share/man/man1"
+grep -q '^\.TH DEVGRAPH 1' "$man/devgraph.1" || fail "devgraph(1) is missing or has no .TH"
+verbs=$("$root/usr/bin/devgraph" completion --verbs)
+[ -n "$verbs" ] || fail "no verbs listed"
+for v in $verbs; do
+  [ -s "$man/devgraph-$v.1" ] || fail "no man page for $v"
+  # roff writes a hyphen as \-
+  grep -qF "devgraph $(printf '%s' "$v" | sed 's/-/\\-/g')" "$man/devgraph-$v.1" ||
+    fail "devgraph-$v(1) does not name its verb"
 done
+for f in usr/share/bash-completion/completions/devgraph usr/share/zsh/vendor-completions/_devgraph \
+         usr/share/fish/vendor_completions.d/devgraph.fish; do
+  [ -s "$root/$f" ] || fail "missing completion /$f"
+done
+if command -v bash >/dev/null; then
+  got=$(PATH="$root/usr/bin:$PATH" bash --norc -c \
+    'source "$1"; COMP_WORDS=(devgraph doc); COMP_CWORD=1; _devgraph; printf "%s\n" "${COMPREPLY[@]}"' \
+    _ "$root/usr/share/bash-completion/completions/devgraph")
+  [ "$got" = doctor ] || fail "the installed bash completion gave '$got' for 'devgraph doc'"
+fi
 
 # From outside the source tree, with no flags and a clean environment.
 home="$work/home"
