@@ -433,20 +433,13 @@ class BundleFixPersonas final : public fix::FixPersonas {
  public:
   BundleFixPersonas(BundleRun& run, const CritiqueSettings& flags) : run_(run), flags_(flags) {}
   Expected<fix::PersonaAnswer> run(const fix::PersonaCall& call) override {
-    const std::string kept = join_path(call.dir, "answer.json");
-    if (auto j = load_json_file(kept); j && j->is_object() && j->contains("result")) {
+    if (auto a = fix::kept_answer(call.dir)) {
       run_.journal.log("reused_result", Json{{"persona", call.persona}, {"call", call.dir}});
-      fix::PersonaAnswer a;
-      a.result = j->at("result");
-      a.outcome = json_str(*j, "outcome", "result");
-      a.handle = json_str(*j, "handle");
-      a.session_id = json_str(*j, "session_id");
-      a.cost_usd = j->value("cost_usd", 0.0);
-      return a;
+      return *a;
     }
     if (call.backend != flags_.agent) {
       DG_TRY(auto a, elsewhere(call));
-      DG_CHECK(keep(kept, a));
+      DG_CHECK(fix::keep_answer(call.dir, a));
       return a;
     }
     Visit v{call.persona,
@@ -472,21 +465,11 @@ class BundleFixPersonas final : public fix::FixPersonas {
     a.handle = r->handle;
     a.session_id = r->session_id;
     a.cost_usd = r->cost_usd;
-    DG_CHECK(keep(kept, a));
+    DG_CHECK(fix::keep_answer(call.dir, a));
     return a;
   }
 
  private:
-  static Status keep(const std::string& path, const fix::PersonaAnswer& a) {
-    DG_CHECK(make_directories(dirname_of(path)));
-    return write_file_atomic(path, dump_py(Json{{"result", a.result},
-                                                {"outcome", a.outcome},
-                                                {"handle", a.handle},
-                                                {"session_id", a.session_id},
-                                                {"cost_usd", a.cost_usd}},
-                                           2) +
-                                       "\n");
-  }
 
   Expected<fix::PersonaAnswer> elsewhere(const fix::PersonaCall& call) {
     DG_CHECK(stopping(run_));

@@ -5,9 +5,7 @@
 #include "util/text.h"
 
 namespace devgraph {
-namespace {
 
-// The exit codes of a verb, one "CODE meaning" a line.
 std::vector<std::pair<std::string, std::string>> exit_codes(const Verb& v) {
   std::vector<std::pair<std::string, std::string>> codes;
   const std::string text = v.exit_status;
@@ -23,6 +21,9 @@ std::vector<std::pair<std::string, std::string>> exit_codes(const Verb& v) {
   }
   return codes;
 }
+
+namespace {
+
 
 // `synopsis` wrapped at its top-level spaces, so "[--repo REPO]" stays
 // on one line.

@@ -23,6 +23,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/verbs.h"
 
@@ -32,6 +34,8 @@ std::string top_help();
 std::string verb_help(const Verb& v);
 std::string verb_usage(const Verb& v);
 std::string help_epilog(const Verb& v);
+// The verb's documented exit codes (Verb::exit_status), as (code, meaning).
+std::vector<std::pair<std::string, std::string>> exit_codes(const Verb& v);
 
 std::map<std::string, std::string> man_pages(const std::string& version);
 

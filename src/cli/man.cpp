@@ -69,19 +69,11 @@ std::string arguments(const ArgParser& p) {
 }
 
 std::string exit_status(const Verb& v) {
-  std::string text = v.exit_status;
-  if (text.empty()) return "";
+  const auto codes = exit_codes(v);
+  if (codes.empty()) return "";
   std::string out = ".SH EXIT STATUS\n";
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t end = text.find('\n', i);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(i, end - i);
-    const size_t space = line.find(' ');
-    if (space != std::string::npos)
-      out += ".TP\n.B " + roff(line.substr(0, space)) + "\n" + roff(line.substr(space + 1)) + "\n";
-    i = end + 1;
-  }
+  for (const auto& [code, meaning] : codes)
+    out += ".TP\n.B " + roff(code) + "\n" + roff(meaning) + "\n";
   return out;
 }
 

@@ -107,12 +107,8 @@ int verb_guard(const VerbArgs& args) {
   }
   VerbArgs rest(args.begin() + 1, args.end());
   const auto subs = verb_guard_subcommands();
-  const Subcommand* sub = nullptr;
   std::string choices;
-  for (const auto& s : subs) {
-    if (s.name == mode) sub = &s;
-    choices += (choices.empty() ? "'" : ", '") + s.name + "'";
-  }
+  const Subcommand* sub = find_subcommand(subs, mode, choices);
   if (sub == nullptr)
     return usage_error("argument mode: invalid choice: '" + mode + "' (choose from " + choices +
                        ")");

@@ -174,12 +174,8 @@ int verb_schedule(const VerbArgs& args) {
   if (sub == "-h" || sub == "--help")
     return report_error(kVerb, Error{verb_help(*find_verb(kVerb)), 0});
   auto subs = verb_schedule_subcommands();
-  const Subcommand* found = nullptr;
   std::string choices;
-  for (const auto& s : subs) {
-    if (s.name == sub) found = &s;
-    choices += (choices.empty() ? "'" : ", '") + s.name + "'";
-  }
+  const Subcommand* found = find_subcommand(subs, sub, choices);
   if (found == nullptr)
     return report_error(kVerb, top_usage_error("argument cmd: invalid choice: '" + sub +
                                                "' (choose from " + choices + ")"));

@@ -282,6 +282,17 @@ std::vector<Subcommand> verb_subcommands(std::string_view name) {
   return v != nullptr && v->subcommands != nullptr ? v->subcommands() : std::vector<Subcommand>{};
 }
 
+const Subcommand* find_subcommand(const std::vector<Subcommand>& subs, const std::string& name,
+                                  std::string& choices) {
+  const Subcommand* found = nullptr;
+  choices.clear();
+  for (const auto& s : subs) {
+    if (s.name == name) found = &s;
+    choices += (choices.empty() ? "'" : ", '") + s.name + "'";
+  }
+  return found;
+}
+
 int report_error(const std::string& verb, const Error& error) {
   if (error.exit_code == 0) {
     out() << error.message << (error.message.empty() || error.message.back() == '\n' ? "" : "\n");

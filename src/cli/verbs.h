@@ -72,6 +72,10 @@ const Verb* find_verb(std::string_view name);
 ArgParser verb_parser(std::string_view name);
 // The sub-commands of verb `name` (empty when it has none).
 std::vector<Subcommand> verb_subcommands(std::string_view name);
+// The sub-command called `name` among `subs`; nullptr when none is, with
+// argparse's list of the choices in `choices` ("'a', 'b'").
+const Subcommand* find_subcommand(const std::vector<Subcommand>& subs, const std::string& name,
+                                  std::string& choices);
 
 // Prints `error.message` (stdout when exit_code is 0, as for --help; stderr
 // otherwise, prefixed with "devgraph <verb>: " unless it is a usage text)

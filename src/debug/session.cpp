@@ -23,29 +23,8 @@ std::string place_of(const SessionConfig& cfg, const DebugFile& f) {
   return f.m.phase == "done" && f.m.end == "resolved" ? cfg.paths.resolved : cfg.paths.file;
 }
 
-// A persona call's kept answer, or nullopt.
-std::optional<fix::PersonaAnswer> kept_answer(const std::string& dir) {
-  auto j = load_json_file(join_path(dir, "answer.json"));
-  if (!j || !j->is_object() || !j->contains("result")) return std::nullopt;
-  fix::PersonaAnswer a;
-  a.result = j->at("result");
-  a.outcome = json_str(*j, "outcome", "result");
-  a.handle = json_str(*j, "handle");
-  a.session_id = json_str(*j, "session_id");
-  a.cost_usd = j->value("cost_usd", 0.0);
-  return a;
-}
-
-Status keep_answer(const std::string& dir, const fix::PersonaAnswer& a) {
-  DG_CHECK(make_directories(dir));
-  return write_file_atomic(join_path(dir, "answer.json"), dump_py(Json{{"result", a.result},
-                                                                       {"outcome", a.outcome},
-                                                                       {"handle", a.handle},
-                                                                       {"session_id", a.session_id},
-                                                                       {"cost_usd", a.cost_usd}},
-                                                                  2) +
-                                                              "\n");
-}
+using fix::keep_answer;
+using fix::kept_answer;
 
 // Ends what a killed predecessor left running: each call's recorded
 // children. Returns how many process groups were ended.

@@ -557,6 +557,28 @@ Expected<FixOutcome> run_fix(const FixRequest& request, FixPersonas& personas, g
   return loop.run();
 }
 
+std::optional<PersonaAnswer> kept_answer(const std::string& dir) {
+  auto j = load_json_file(join_path(dir, "answer.json"));
+  if (!j || !j->is_object() || !j->contains("result")) return std::nullopt;
+  PersonaAnswer a;
+  a.result = j->at("result");
+  a.outcome = json_str(*j, "outcome", "result");
+  a.handle = json_str(*j, "handle");
+  a.session_id = json_str(*j, "session_id");
+  a.cost_usd = j->value("cost_usd", 0.0);
+  return a;
+}
+
+Status keep_answer(const std::string& dir, const PersonaAnswer& a) {
+  DG_CHECK(make_directories(dir));
+  Json kept = {{"result", a.result},
+               {"outcome", a.outcome},
+               {"handle", a.handle},
+               {"session_id", a.session_id},
+               {"cost_usd", a.cost_usd}};
+  return write_file_atomic(join_path(dir, "answer.json"), dump_py(kept, 2) + "\n");
+}
+
 Json to_json(const FixOutcome& o) {
   Json gaps = Json::array();
   for (const auto& g : o.gaps) {

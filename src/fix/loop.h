@@ -90,6 +90,13 @@ struct PersonaAnswer {
   double cost_usd = 0.0;
 };
 
+// A persona call's answer kept in its own directory (<dir>/answer.json,
+// replaced atomically), so a caller killed in a later call replays this
+// one instead of launching it again. kept_answer(): nullopt when none was
+// kept (or the file is not one).
+std::optional<PersonaAnswer> kept_answer(const std::string& dir);
+Status keep_answer(const std::string& dir, const PersonaAnswer& answer);
+
 class FixPersonas {
  public:
   virtual ~FixPersonas() = default;

@@ -96,7 +96,10 @@ TEST_F(DiscussCli, ThePerspectivesRunAtOnceAndAgreementIsReached) {
   double longest = 0, total = 0;
   for (const auto& c : res["critics"]) {
     double secs = std::stod(c["seconds"].get<std::string>());
-    EXPECT_GE(secs, 1.0) << c;
+    // About its one second: the panel's clock for a critic starts once the
+    // spawn has returned, which on a loaded machine can be a few
+    // milliseconds after the critic itself started (0.997 s was seen).
+    EXPECT_GE(secs, 0.9) << c;
     longest = std::max(longest, secs);
     total += secs;
     EXPECT_EQ(c["backend"], "sim");
