@@ -89,6 +89,10 @@ std::string test_line(const DebugFile& f) {
   return join(f.m.test_command, " ");
 }
 
+// How Resolution's verification records a failing signal a person
+// accepted; the debugger's own verification never replaces it.
+constexpr const char* kDebt = "accepted as technical debt: ";
+
 }  // namespace
 
 std::string status_for(const DebugFile& f) {
@@ -147,7 +151,11 @@ DebugFile decide_return(DebugFile f, const DebugReturn& r, const std::string& no
     case ReturnType::debug_complete:
       if (!r.root_cause.empty()) f.resolution.root_cause = r.root_cause;
       f.resolution.fix = r.fix;
-      if (!r.verification.empty()) f.resolution.verification = r.verification;
+      if (!r.verification.empty())
+        f.resolution.verification =
+            f.resolution.verification.find(kDebt) == std::string::npos
+                ? r.verification
+                : clean_text(f.resolution.verification + "\n" + r.verification);
       f.resolution.prevention = r.prevention;
       f.m.fix_files = r.files_changed;
       if (f.m.tdd_state == "red_confirmed" && !f.m.test_command.empty()) {
@@ -177,6 +185,10 @@ DebugFile decide_return(DebugFile f, const DebugReturn& r, const std::string& no
       break;
     }
     case ReturnType::investigation_inconclusive: {
+      // Recorded, so that the debugger told to go on finds what remains.
+      if (!r.checked.empty() || !r.remaining.empty())
+        f.evidence.push_back({now, bullets(r.checked), "the investigation is inconclusive",
+                              "remaining possibilities:\n" + bullets(r.remaining)});
       Question q;
       q.id = "q" + step + "-inconclusive";
       q.kind = "inconclusive";
@@ -305,8 +317,7 @@ Expected<DebugFile> decide_answer(DebugFile f, const Answer& a, const std::strin
                      wrap_data("The failing signal", q.held_directive),
                  rules);
     } else if (choice == 2) {
-      std::string debt = "accepted as technical debt: the signal `" +
-                         one_line(q.held_directive, 200) +
+      std::string debt = kDebt + std::string("the signal `") + one_line(q.held_directive, 200) +
                          "` does not pass; justification: " + text;
       f.resolution.verification = clean_text(
           f.resolution.verification.empty() ? debt : f.resolution.verification + "\n" + debt);

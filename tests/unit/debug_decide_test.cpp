@@ -166,6 +166,15 @@ TEST(DebugDecide, InconclusiveContinuesTakesContextOrStops) {
   auto bad = decide_answer(f, {4, ""}, "t");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, "choice 4 is not one of 1-3");
+  // What was checked and what remains stay in the file once answered.
+  DebugReturn r = ret(ReturnType::investigation_inconclusive);
+  r.checked = {"the log"};
+  r.remaining = {"the network"};
+  auto more = decide_answer(decide_return(fresh(), r, "t", rules()), {1, ""}, "t");
+  ASSERT_TRUE(more);
+  ASSERT_EQ(more->evidence.size(), 1u);
+  EXPECT_EQ(more->evidence[0].checked, "- the log");
+  EXPECT_EQ(more->evidence[0].implication, "remaining possibilities:\n- the network");
 }
 
 TEST(DebugDecide, AGuardrailRejectionIsRevisedRecordedAsDebtOrAbandoned) {
@@ -181,6 +190,11 @@ TEST(DebugDecide, AGuardrailRejectionIsRevisedRecordedAsDebtOrAbandoned) {
   ASSERT_TRUE(debt);
   EXPECT_NE(debt->resolution.verification.find("technical debt"), std::string::npos);
   EXPECT_EQ(debt->evidence.size(), 1u);
+  // The debugger's verification afterwards keeps the debt.
+  DebugReturn done = complete({});
+  done.verification = "ran it";
+  DebugFile after = decide_return(*debt, done, "t", rules());
+  EXPECT_EQ(after.resolution.verification, debt->resolution.verification + "\nran it");
   EXPECT_EQ(decide_answer(f, {3, ""}, "t")->m.end, "stopped");
 }
 
