@@ -203,12 +203,20 @@ TEST_F(DebugKillHang, ADebuggerLeftRunningIsEndedBeforeTheStepIsLaunchedAgain) {
                          s / "bg.log");
   test::Watch watch;
   ASSERT_TRUE(watch.ok());
+  // Killed once the debugger runs and the simulated agent has counted its
+  // second call (the one that hangs): killed before the count, the next
+  // launch would be call 2 again and hang too.
+  const std::string counted = session + "/sim/debugger---.count";
   auto why = test::wait_until(
       watch, bg.pidfd,
       [&] {
-        return std::vector<std::string>{session, session + "/calls", session + "/calls/2"};
+        return std::vector<std::string>{session, session + "/calls", session + "/calls/2",
+                                        session + "/sim"};
       },
-      [&] { return !test::recorded_processes(record).empty(); },
+      [&] {
+        auto n = read_file(counted);
+        return !test::recorded_processes(record).empty() && n && *n == "2\n";
+      },
       std::chrono::steady_clock::now() + std::chrono::seconds(60));
   ASSERT_EQ(why, test::Waited::kReached) << test::slurp(s / "bg.log");
   ::kill(-bg.pid, SIGKILL);
