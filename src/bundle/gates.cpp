@@ -470,7 +470,6 @@ class BundleFixPersonas final : public fix::FixPersonas {
   }
 
  private:
-
   Expected<fix::PersonaAnswer> elsewhere(const fix::PersonaCall& call) {
     DG_CHECK(stopping(run_));
     DG_CHECK(halting(run_));
@@ -895,7 +894,8 @@ Expected<std::string> run_gates(BundleRun& run, const GateInputs& in, std::strin
       step = repair_gate(run, in, extra);
     } else if (node == "documentation_review") {
       step = docs_gate(run, in, extra);
-    } else if (node == "plan_bundle") {
+    } else if (auto replan = run.walker.follow(kLane, "repair_bundle", lane::route::kReplan, "");
+               replan && node == *replan) {
       return std::string();  // sent back to planning (fix.max_replans): the driver plans again
     } else {
       return std::string("bundle cursor at " + node + " is not a bundle gate");
