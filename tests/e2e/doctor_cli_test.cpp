@@ -69,23 +69,10 @@ void write_executable(const std::string& path, const std::string& text) {
   ASSERT_EQ(::chmod(path.c_str(), 0755), 0);
 }
 
-// Every path under `dir` and its content ("" for a directory or a link).
-std::map<std::string, std::string> snapshot(const std::string& dir) {
-  std::map<std::string, std::string> out;
-  if (!fs::exists(dir)) return out;
-  for (auto& e : fs::recursive_directory_iterator(dir))
-    out[e.path().string()] =
-        e.is_regular_file() && !e.is_symlink() ? test::slurp(e.path().string()) : "";
-  return out;
-}
+using test::dead_pid;
 
-// A pid no process has: a child that exited and was reaped.
-int dead_pid() {
-  pid_t pid = ::fork();
-  if (pid == 0) ::_exit(0);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return pid;
+std::map<std::string, std::string> snapshot(const std::string& dir) {
+  return test::tree_snapshot(dir);
 }
 
 class DoctorCli : public ::testing::Test {

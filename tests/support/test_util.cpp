@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 #include <stdexcept>
 
@@ -172,6 +173,22 @@ std::string slurp(const std::string& path) {
 
 std::string entries(const std::string& dir) {
   return run_process({"ls", "-A", dir}).out;
+}
+
+std::map<std::string, std::string> tree_snapshot(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  if (!std::filesystem::exists(dir)) return out;
+  for (auto& e : std::filesystem::recursive_directory_iterator(dir))
+    out[e.path().string()] = e.is_regular_file() && !e.is_symlink() ? slurp(e.path().string()) : "";
+  return out;
+}
+
+int dead_pid() {
+  pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return pid;
 }
 
 std::vector<Json> read_jsonl(const std::string& path) {

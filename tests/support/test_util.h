@@ -71,6 +71,11 @@ std::string slurp(const std::string& path);
 // The names in `dir` (hidden ones too), one per line, sorted: what a test
 // compares to prove that nothing else was left behind.
 std::string entries(const std::string& dir);
+// Every path under `dir` with its content ("" for a directory or a link;
+// nothing when `dir` does not exist): what proves a command wrote nothing.
+std::map<std::string, std::string> tree_snapshot(const std::string& dir);
+// A pid no process has: a child that exited and was reaped.
+int dead_pid();
 // The JSON records of a JSON Lines file (events.jsonl, run_bundle.log), in
 // order; empty lines are skipped, a missing file has none.
 std::vector<Json> read_jsonl(const std::string& path);

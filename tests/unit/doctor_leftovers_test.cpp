@@ -19,23 +19,10 @@
 namespace devgraph::doctor {
 namespace {
 
-// Every path under `dir` with its content ("" for a directory or link):
-// what proves that gathering wrote nothing.
-std::map<std::string, std::string> snapshot(const std::string& dir) {
-  std::map<std::string, std::string> out;
-  for (auto& e : std::filesystem::recursive_directory_iterator(dir))
-    out[e.path().string()] =
-        e.is_regular_file() && !e.is_symlink() ? test::slurp(e.path().string()) : "";
-  return out;
-}
+using test::dead_pid;
 
-// A pid that no process has: a child that exited and was reaped.
-int dead_pid() {
-  pid_t pid = ::fork();
-  if (pid == 0) ::_exit(0);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return pid;
+std::map<std::string, std::string> snapshot(const std::string& dir) {
+  return test::tree_snapshot(dir);
 }
 
 TEST(DoctorLeftovers, PidInNoteReadsOnlyWhatTheOrchestratorWrites) {
