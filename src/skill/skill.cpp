@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "skill/build_paths.h"
 #include "util/fs.h"
 
 namespace devgraph {
@@ -37,7 +38,7 @@ Expected<std::string> locate_skill(const std::optional<std::string>& flag) {
     std::string installed = join_path(dirname_of(dirname_of(exe)), DEVGRAPH_INSTALL_SKILL_SUBDIR);
     if (has_graph(installed)) return absolute_path(installed);
   }
-  if (has_graph(DEVGRAPH_BUILD_SKILL_DIR)) return std::string(DEVGRAPH_BUILD_SKILL_DIR);
+  if (has_graph(kBuildSkillDir)) return std::string(kBuildSkillDir);
   return fail(
       "cannot find devgraph's skill directory (GRAPH.yaml); pass --skill DIR or set "
       "DEVGRAPH_SKILL");

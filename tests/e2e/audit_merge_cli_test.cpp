@@ -20,6 +20,7 @@
 #include <functional>
 #include <set>
 
+#include "support/build_paths.h"
 #include "proc/command.h"
 #include "support/run_scenario.h"
 #include "support/test_util.h"

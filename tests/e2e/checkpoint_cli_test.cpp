@@ -13,6 +13,7 @@
 #include <random>
 #include <regex>
 
+#include "support/build_paths.h"
 #include "support/test_util.h"
 #include "util/json.h"
 

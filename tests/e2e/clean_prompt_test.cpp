@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "support/build_paths.h"
 #include "support/clean_repo.h"
 #include "support/run_scenario.h"
 #include "support/test_util.h"

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "support/build_paths.h"
 #include "cli/verbs.h"
 #include "guard/guard.h"
 #include "support/test_util.h"

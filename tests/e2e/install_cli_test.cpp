@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "support/build_paths.h"
 #include "support/test_util.h"
 #include "util/json.h"
 

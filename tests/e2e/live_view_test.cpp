@@ -17,6 +17,7 @@
 #include <regex>
 #include <sstream>
 
+#include "support/build_paths.h"
 #include "support/test_util.h"
 #include "util/json.h"
 

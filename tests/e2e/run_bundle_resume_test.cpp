@@ -33,6 +33,7 @@
 #include <set>
 #include <sstream>
 
+#include "support/build_paths.h"
 #include "demo/sample.h"
 #include "support/kill_harness.h"
 #include "support/run_scenario.h"

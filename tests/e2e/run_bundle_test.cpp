@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "support/build_paths.h"
 #include "bundle/run.h"
 #include "support/run_bundle_fixture.h"
 #include "support/run_scenario.h"

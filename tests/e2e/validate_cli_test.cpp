@@ -3,6 +3,7 @@
 // build tree, an install), and the same verdicts as the reference validator.
 #include <gtest/gtest.h>
 
+#include "support/build_paths.h"
 #include "support/test_util.h"
 #include "util/json.h"
 

@@ -1,4 +1,5 @@
 #include "support/kill_harness.h"
+#include "support/build_paths.h"
 
 #include <dirent.h>
 #include <fcntl.h>

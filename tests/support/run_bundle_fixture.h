@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "support/build_paths.h"
 #include "support/run_scenario.h"
 #include "support/test_util.h"
 #include "util/fs.h"

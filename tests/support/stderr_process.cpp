@@ -1,4 +1,5 @@
 #include "support/stderr_process.h"
+#include "support/build_paths.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

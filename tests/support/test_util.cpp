@@ -1,4 +1,5 @@
 #include "support/test_util.h"
+#include "support/build_paths.h"
 
 #include <csignal>
 

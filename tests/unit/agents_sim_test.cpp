@@ -1,5 +1,6 @@
 // The simulated agent: scenario parsing, rule matching, and whole launches
 // through the persona runtime with the real devgraph binary as the child.
+#include "support/build_paths.h"
 #include "agents/sim.h"
 
 #include <gtest/gtest.h>
