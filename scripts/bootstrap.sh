@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ git python3 pkg-config
+packages=(cmake ninja-build g++ ccache git python3 pkg-config
           nlohmann-json3-dev libyaml-dev libvalijson-dev
           libgtest-dev libgmock-dev)
 if [ "${DEVGRAPH_BENCH:-0}" = 1 ]; then packages+=(libbenchmark-dev hyperfine); fi
@@ -92,4 +92,4 @@ werror=ON
 if [ "${DEVGRAPH_WERROR:-1}" = 0 ]; then werror=OFF; fi
 cmake -S . -B "$build_dir" -G Ninja -DDEVGRAPH_WERROR="$werror" \
   -DDEVGRAPH_BENCH="${DEVGRAPH_BENCH:-0}" >/dev/null
-cmake --build "$build_dir" -j2
+cmake --build "$build_dir" -j"$(nproc)"
