@@ -17,6 +17,8 @@
 //   delivered  after the final move, no result yet     delivered:b1
 //   critiqued  a discuss round's result is saved, not  critiqued:b1/plan-1
 //              yet recorded
+//   integrated `clean` recorded an integration, not yet integrated:feature/x
+//              landed on the default branch
 #pragma once
 
 #include <memory>

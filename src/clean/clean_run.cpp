@@ -9,6 +9,7 @@
 #include <set>
 
 #include "board/snapshot.h"
+#include "bundle/crash_points.h"
 #include "clean/plan.h"
 #include "contracts/schema.h"
 #include "gh/gh.h"
@@ -99,6 +100,8 @@ class Cleaner {
   RunStore& store_;
   const CleanRequest& req_;
   lane::Walker walker_;  // every move is a route of GRAPH.yaml's
+  // `integrated:<branch>`: an integration recorded, not yet landed.
+  bundle::EnvCrashPoints crash_;
 
   void say(const std::string& l) const {
     if (req_.on_line) req_.on_line(l);
@@ -589,6 +592,15 @@ Status Cleaner::walk() {
                   event::kCleanClassified, detail, clean));
     } else if (node == "clean_integrate") {
       for (auto& b : clean["branches"]) {
+        if (json_str(b, "outcome") == "integrated") {
+          // Recorded by a run that stopped before it landed it: landed
+          // now, before the next integration is cut from the default
+          // branch (verify pushes only what is not there yet).
+          DG_CHECK(verify(b));
+          b["outcome"] = "integrated";
+          b["reason"] = "";
+          continue;
+        }
         if (json_str(b, "outcome") != "planned") continue;
         say("integrating " + json_str(b, "branch") + " by " + json_str(b, "strategy"));
         DG_CHECK(integrate(b));
@@ -608,6 +620,7 @@ Status Cleaner::walk() {
         // Landed at once, so the next integration is cut from a default
         // branch that holds this one.
         if (outcome == "integrated") {
+          crash_.reach("integrated", json_str(b, "branch"));
           DG_CHECK(verify(b));
           b["outcome"] = "integrated";
           b["reason"] = "";

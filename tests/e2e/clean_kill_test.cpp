@@ -258,5 +258,36 @@ INSTANTIATE_TEST_SUITE_P(Rounds, CleanKill,
                                            Shard{"squash", 3, 8}, Shard{"none", 4, 8}),
                          shard_name);
 
+// A run killed after it recorded an integration and before it pushed it:
+// the next run lands that integration first, so the ones after it are cut
+// from a default branch that holds it, and every branch reaches origin.
+class CleanKillBeforeThePush : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CleanKillBeforeThePush, TheNextRunLandsTheRecordedIntegrationBeforeCuttingTheNext) {
+  const std::string strategy = GetParam();
+  test::adopt_orphans();
+  Round r;
+  r.build();
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> args = {"clean", "--strategy", strategy, "--no-live"};
+  auto crash_env = r.env;
+  crash_env["DEVGRAPH_BUNDLE_CRASH_AT"] = "integrated:feature/x";
+  auto killed = test::run_devgraph(args, crash_env, r.repo);
+  ASSERT_EQ(killed.signal, SIGKILL) << killed.out << killed.err;
+  EXPECT_EQ(r.git({"ls-tree", "--name-only", "origin/main"}), "a.txt");
+
+  auto last = test::run_devgraph(args, r.env, r.repo);
+  ASSERT_EQ(last.exit_code, 0) << last.out << last.err;
+  EXPECT_EQ(test::result_of(last)["status"], "COMPLETE") << last.out;
+  EXPECT_EQ(r.git({"ls-tree", "--name-only", "origin/main"}), "a.txt\nx.txt\ny.txt\nz.txt");
+  EXPECT_EQ(r.git({"for-each-ref", "--format=%(refname:short)", "refs/heads/"}),
+            "feature/conflict\nmain");
+  EXPECT_EQ(last.out.find("rejected"), std::string::npos) << last.out;
+  test::expect_no_process_left(r.newest_run(), strategy);
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, CleanKillBeforeThePush,
+                         ::testing::Values("rebase", "merge", "squash"));
+
 }  // namespace
 }  // namespace devgraph
