@@ -148,6 +148,8 @@ class Cleaner {
   Expected<CommandResult> remove_worktree(const std::string& dir);
   Status verify(Json& b);
   Status cleanup(Json& b);
+  Status remove_throwaway(const std::string& branch, bool branch_too);
+  Status leave_unlanded(Json& b);
   Status cleanup_orphans(Json& clean);
   Expected<std::optional<Json>> earlier_integration(const std::string& branch,
                                                     const std::string& tip);
@@ -480,6 +482,7 @@ Status Cleaner::cleanup(Json& b) {
   const std::string name = json_str(b, "branch");
   const std::string outcome = json_str(b, "outcome");
   const std::string tip = json_str(b, "before");
+  if (outcome == "unverified") return leave_unlanded(b);
   if (outcome != "pending" && outcome != "verified") return {};
   // Proven again now: merged at discover, or the integration on the default branch.
   DG_TRY(bool proven,
@@ -516,15 +519,38 @@ Status Cleaner::cleanup(Json& b) {
   b["deleted"] = true;
   if (outcome == "pending") b["outcome"] = "cleaned";
   // The throwaway, its work landed.
-  if (outcome == "verified") {
-    const std::string dir = throwaway_dir(name);
-    const std::string tb = throwaway_branch(name);
-    if (is_directory(dir)) {
-      DG_TRY(CommandResult rm, remove_worktree(dir));
-      if (!rm.ok()) return fail("git worktree remove " + dir + ": " + last_line(rm.err));
-    }
-    DG_TRY(auto t, ref_sha("refs/heads/" + tb));
-    if (t) DG_CHECK(git_ok(ctx_.top, {"update-ref", "-d", "refs/heads/" + tb, *t}));
+  if (outcome == "verified") DG_CHECK(remove_throwaway(name, true));
+  return {};
+}
+
+// The throwaway's worktree, and with `branch_too` its branch (at whatever
+// commit it is: it is devgraph's own, and holds nothing the source branch
+// does not). Each step is skipped when already done.
+Status Cleaner::remove_throwaway(const std::string& branch, bool branch_too) {
+  const std::string dir = throwaway_dir(branch);
+  const std::string tb = throwaway_branch(branch);
+  if (is_directory(dir)) {
+    DG_TRY(CommandResult rm, remove_worktree(dir));
+    if (!rm.ok()) return fail("git worktree remove " + dir + ": " + last_line(rm.err));
+  }
+  if (!branch_too) return {};
+  DG_TRY(auto t, ref_sha("refs/heads/" + tb));
+  if (t) DG_CHECK(git_ok(ctx_.top, {"update-ref", "-d", "refs/heads/" + tb, *t}));
+  return {};
+}
+
+// An integration that did not land. github: the default branch refused the
+// push, so the throwaway serves nothing and goes, worktree and branch (the
+// source branch stays, as it was). local: the branch stays for the
+// person's fast-forward, which needs no worktree.
+Status Cleaner::leave_unlanded(Json& b) {
+  const std::string name = json_str(b, "branch");
+  const bool github = ctx_.delivery == "github";
+  DG_CHECK(remove_throwaway(name, github));
+  b["throwaway_worktree_removed"] = true;
+  if (github) {
+    b["throwaway_removed"] = true;
+    b["throwaway"] = "";
   }
   return {};
 }

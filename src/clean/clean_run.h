@@ -20,9 +20,11 @@
 //   default ref (github: origin/<default>, fetched just before each one);
 //   a conflict aborts it and removes the throwaway. github: the throwaway
 //   is pushed to the default branch (never forced) and the result is
-//   verified on origin/<default> after a fetch; local: nothing lands, the
-//   report gives the fast-forward command and the throwaway stays until a
-//   later clean run finds it landed.
+//   verified on origin/<default> after a fetch; a push the default branch
+//   rejects leaves the source branch as it was and removes the throwaway,
+//   worktree and branch. local: nothing lands, the report gives the
+//   fast-forward command and the throwaway branch stays (its worktree is
+//   removed) until a later clean run finds it landed.
 // - Deletion only of what was proven: a worktree only at its canonical
 //   path, by `git worktree remove` (git refuses one with changes); a
 //   branch only at the commit proven merged or whose integration was

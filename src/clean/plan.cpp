@@ -174,6 +174,11 @@ std::string render_report(const Json& clean, bool dry_run) {
     if (b.value("deleted", false))
       cleanup += "  deleted branch " + name + " (was " + short_sha(json_str(b, "before")) + ", " +
                  (outcome == "cleaned" ? "merged already" : "integration verified") + ")\n";
+    if (b.value("throwaway_removed", false))
+      cleanup += "  removed " + throwaway_branch(name) + " and its worktree (not landed)\n";
+    else if (b.value("throwaway_worktree_removed", false))
+      cleanup += "  removed the worktree of " + throwaway_branch(name) +
+                 " (the branch stays for the fast-forward)\n";
     if (dry_run && json_str(b, "bucket") == "MERGED")
       cleanup += "  would delete branch " + name + " (merged already)\n";
     if (outcome == "kept" || outcome == "conflict" || outcome == "unverified")

@@ -209,7 +209,8 @@ std::string git_line(CommandRunner& runner, const std::string& dir,
 }
 
 // The session's worktree on debug/<slug>, made from the primary clone's
-// HEAD when missing; fills the file's placement.
+// HEAD when missing (a registered worktree whose directory is gone pruned
+// first); fills the file's placement.
 Status place(debug::DebugFile& f, const std::string& repo, const std::string& slug) {
   const guard::Roots roots = guard::Roots::from_env();
   const std::string branch = "debug/" + slug;
@@ -223,6 +224,15 @@ Status place(debug::DebugFile& f, const std::string& repo, const std::string& sl
   std::string base = git_line(runner, top, {"rev-parse", "-q", "--verify", "HEAD"});
   if (base.empty()) return fail(ErrorKind::usage, top + " has no commit to start from", kExitUsage);
   if (!is_directory(worktree)) {
+    // A worktree whose directory was deleted is still registered, and git
+    // refuses its branch ("already checked out") until it is pruned: `git
+    // worktree prune` forgets only such missing worktrees, nothing else.
+    auto pruned = git::run_git(runner, top, {"worktree", "prune"}, std::chrono::seconds(30), false);
+    if (!pruned || !pruned->ok())
+      return fail(ErrorKind::usage,
+                  "git worktree prune in " + top + ": " +
+                      (pruned ? last_line(pruned->err) : pruned.error().message),
+                  kExitUsage);
     auto g = git::make_git(runner, top, {});
     if (auto s = g->worktree_add(worktree, branch, base); !s)
       return fail(ErrorKind::usage,
@@ -506,7 +516,8 @@ std::vector<Subcommand> verb_debug_subcommands() {
 
 int verb_debug(const VerbArgs& args) {
   if (args.empty()) {
-    err() << kUsage << "\ndevgraph debug: error: the following arguments are required: subcommand\n";
+    err() << kUsage
+          << "\ndevgraph debug: error: the following arguments are required: subcommand\n";
     return kExitUsage;
   }
   if (args[0] == "-h" || args[0] == "--help") {

@@ -40,7 +40,7 @@ ArgParser verb_discuss_parser() {
       .option("perspectives", "comma-separated")
       .default_value("every perspective of GRAPH.yaml")
       .option("context", "the requirements the coverage perspective checks the artifact against")
-      .default_value("none")
+      .default_value("none: coverage is left out")
       .hint(ValueHint::file)
       .option("out", "where discussions/ goes")
       .default_value("the current directory")

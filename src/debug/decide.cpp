@@ -234,7 +234,8 @@ DebugFile decide_malformed(DebugFile f, const std::string& why, const DecideRule
                             "\nAnswer again with a valid `debug` object, as your persona file "
                             "describes. What you were asked before:\n" +
                             f.m.directive;
-    f = launch(std::move(f), f.m.mode, directive, rules);
+    const std::string mode = f.m.mode;  // read before f is moved into launch()
+    f = launch(std::move(f), mode, directive, rules);
   } else {
     Question q;
     q.id = "q" + step + "-malformed";
@@ -283,7 +284,8 @@ Expected<DebugFile> decide_answer(DebugFile f, const Answer& a, const std::strin
   if (q.kind == "checkpoint") {
     std::string response = choice ? q.choices[choice - 1] : "";
     if (!text.empty()) response += (response.empty() ? "" : "\n") + text;
-    f = launch(std::move(f), f.m.mode,
+    const std::string mode = f.m.mode;  // read before f is moved into launch()
+    f = launch(std::move(f), mode,
                "Your checkpoint was answered by a person.\n" +
                    wrap_data("The answer to checkpoint " + q.id, response) +
                    "\nWeigh it as evidence and go on from where you stopped.",

@@ -97,7 +97,9 @@ Expected<Outcome> run_session(DebugFile file, const SessionConfig& cfg, SessionP
 // The outcome of a session that is not run: its status from the file.
 Outcome outcome_of(DebugFile file);
 
-// The terminal summary and the RESULT_JSON object.
+// The terminal summary and the RESULT_JSON object. "TDD" is yes for a
+// session started with --tdd from its first summary on, and for one in
+// which a TDD gate ran.
 std::string summary_text(const Outcome& outcome, const Paths& paths);
 Json summary_json(const Outcome& outcome, const Paths& paths);
 

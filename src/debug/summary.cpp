@@ -14,6 +14,11 @@ std::string fix_line(const DebugFile& f) {
   return "not applied";
 }
 
+// The session runs with the TDD gate (--tdd), or a gate ran in it.
+bool tdd_of(const DebugFile& f) {
+  return f.tdd || f.m.tdd_used;
+}
+
 std::string review_line(const DebugFile& f) {
   if (f.reviews.empty()) return "none";
   const Review& r = f.reviews.back();
@@ -31,7 +36,7 @@ std::string summary_text(const Outcome& o, const Paths& paths) {
   s += "Fix: " + one_line(fix_line(f), 300) + "\n";
   s += "Cycles: " + std::to_string(f.m.cycles_investigation) + " (investigation) + " +
        std::to_string(f.m.cycles_fix) + " (fix)\n";
-  s += std::string("TDD: ") + (f.m.tdd_used ? "yes" : "no") + "\n";
+  s += std::string("TDD: ") + (tdd_of(f) ? "yes" : "no") + "\n";
   s += "Specialist review: " + review_line(f) + "\n";
   if (!f.resolution.prevention.empty())
     s += "Prevention: " + one_line(f.resolution.prevention, 300) + "\n";
@@ -74,7 +79,7 @@ Json summary_json(const Outcome& o, const Paths& paths) {
             {"root_cause", or_else(f.resolution.root_cause, "not determined")},
             {"fix", fix_line(f)},
             {"cycles", {{"investigation", f.m.cycles_investigation}, {"fix", f.m.cycles_fix}}},
-            {"tdd", f.m.tdd_used},
+            {"tdd", tdd_of(f)},
             {"specialist_review", review_line(f)},
             {"prevention", f.resolution.prevention},
             {"worktree", f.m.worktree},

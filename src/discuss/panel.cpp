@@ -79,8 +79,18 @@ Expected<PanelReport> run_panel(const PanelRequest& req) {
     return usage("--context " + req.context + ": no such readable file");
 
   std::vector<std::string> names = req.perspectives;
+  std::vector<std::string> left_out;
   if (names.empty())
-    for (const auto& p : rules.perspectives) names.push_back(p.name);
+    for (const auto& p : rules.perspectives) {
+      // By default only: a perspective named on purpose needs its file.
+      if (p.reads_context && req.context.empty()) {
+        left_out.push_back(p.name +
+                           ": no requirements file to check the artifact against (--context FILE)");
+        continue;
+      }
+      names.push_back(p.name);
+    }
+  if (names.empty()) return usage("every perspective checks the requirements: give --context FILE");
   std::vector<std::string> known;
   for (const auto& p : rules.perspectives) known.push_back(p.name);
   std::set<std::string> seen;
@@ -246,7 +256,7 @@ Expected<PanelReport> run_panel(const PanelRequest& req) {
     timings.push_back(std::move(t));
   }
 
-  Round round{req.round, req.final_sign_off, req.already_revised};
+  Round round{req.round, req.final_sign_off, req.already_revised, left_out};
   Outcome outcome = discuss(perspectives, round);
   PanelReport report;
   report.record_path = join_path(out, "discussions/" + req.round + "-discussion.md");

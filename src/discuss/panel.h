@@ -4,8 +4,11 @@
 // Contract:
 // - Nothing runs for a request that cannot: a missing or unreadable
 //   artifact or context file, an unknown perspective or backend, a
-//   perspective that reads the requirements without --context (each one
-//   line; a missing artifact is a failure, exit 1, the rest usage, exit 3).
+//   perspective named in --perspectives that reads the requirements
+//   without --context (each one line; a missing artifact is a failure,
+//   exit 1, the rest usage, exit 3). With no --perspectives and no
+//   --context, the perspectives that read the requirements (coverage) are
+//   left out, and the record and the result say so (`left_out`).
 // - The artifact and the requirements are copied into the round's own
 //   directory (<out>/discussions/<round>/input/), so every critic reads the
 //   same bytes whatever happens to the originals meanwhile.

@@ -279,14 +279,45 @@ bool word_byte(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c >= 0x80;
 }
 
+// A word's stem by a few suffix rules, enough that the forms a point is
+// written in (plural, -ing, -ed, a final e) meet: "tests", "testing" and
+// "tested" give "test"; "handle", "handled" and "handling" give "handl".
+std::string stem(std::string w) {
+  auto ends = [&](std::string_view tail) {
+    return w.size() > tail.size() && w.compare(w.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (w.size() >= 5 && ends("ies")) {
+    w.resize(w.size() - 3);
+    w += 'y';
+  } else if (w.size() >= 5 &&
+             (ends("sses") || ends("ches") || ends("shes") || ends("xes") || ends("zes"))) {
+    w.resize(w.size() - 2);
+  } else if (w.size() >= 4 && ends("s") && !ends("ss") && !ends("us") && !ends("is")) {
+    w.pop_back();
+  }
+  bool cut = false;
+  if (w.size() >= 6 && ends("ing")) {
+    w.resize(w.size() - 3);
+    cut = true;
+  } else if (w.size() >= 5 && ends("ed")) {
+    w.resize(w.size() - 2);
+    cut = true;
+  }
+  // "stopped", "running": the consonant the suffix doubled.
+  if (cut && w.size() >= 3 && w.back() == w[w.size() - 2] && w.back() != 'l' && w.back() != 's' &&
+      w.back() != 'z' && std::string_view("aeiou").find(w.back()) == std::string_view::npos)
+    w.pop_back();
+  if (w.size() >= 4 && w.back() == 'e') w.pop_back();
+  return w;
+}
+
 }  // namespace
 
 std::vector<std::string> point_words(std::string_view point) {
   std::vector<std::string> words;
   std::string word;
   auto flush = [&] {
-    if (word.size() >= 4 && word.back() == 's' && word[word.size() - 2] != 's') word.pop_back();
-    if (!word.empty() && !stop_word(word)) words.push_back(word);
+    if (!word.empty() && !stop_word(word)) words.push_back(stem(word));
     word.clear();
   };
   for (char ch : point) {
@@ -310,7 +341,7 @@ bool same_words(const std::vector<std::string>& a, const std::vector<std::string
   std::vector<std::string> both;
   std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(both));
   size_t either = a.size() + b.size() - both.size();
-  return 2 * both.size() >= either;
+  return 3 * both.size() >= 2 * either;
 }
 
 void add_name(std::vector<std::string>& names, const std::string& name) {
@@ -488,9 +519,13 @@ std::string render_record(const Round& round, const std::string& artifact,
   if (!round.id.empty()) out += ": " + round.id;
   out += "\n\n**Artifact**: " + artifact + "\n";
   out += "**Perspectives**: " + join(names, ", ") + "\n";
+  if (!round.left_out.empty()) out += "**Left Out**: " + join(round.left_out, "; ") + "\n";
   out += "**Consensus**: " + consensus_line(c) + "\n";
-  out += "**Average Rating**: " + c.average.two_decimals() + "/5";
-  if (!c.failed.empty())
+  if (c.average.count == 0)
+    out += "**Average Rating**: none (no perspective answered)";
+  else
+    out += "**Average Rating**: " + c.average.two_decimals() + "/5";
+  if (!c.failed.empty() && c.average.count > 0)
     out += " (over " + std::to_string(c.average.count) + " of " +
            std::to_string(perspectives.size()) + " perspectives; " + join(c.failed, ", ") +
            " left out: no answer)";
@@ -546,6 +581,7 @@ Json result_json(const Round& round, const std::string& artifact,
   r["answered"] = c.average.count;
   r["perspectives"] = perspectives.size();
   r["failed"] = c.failed;
+  if (!round.left_out.empty()) r["left_out"] = round.left_out;
   Json actions = Json::array();
   for (size_t i = 0; i < s.actions.size() && i < 3; ++i) actions.push_back(s.actions[i].text);
   r["action_items"] = std::move(actions);

@@ -36,12 +36,17 @@
 //   Recommendation: proceed when reached; HIGH -> revise, or escalate when
 //   nobody answered, at the final sign-off, or after a revision already
 //   made; MEDIUM and LOW -> proceed-with-caution.
-// - Matching points: a point's words are its lowercase ASCII letters and
-//   digits (other bytes below 0x80 separate words; bytes from 0x80 are
-//   letters), without the stop words of kStopWords, a final "s" dropped
-//   from words of four or more letters not ending in "ss". Two points are
-//   the same when their word sets have a Jaccard similarity of at least
-//   one half (2 * |A & B| >= |A | B|); a point with no words matches none.
+// - Matching points: a point's content words are its lowercase ASCII
+//   letters and digits (other bytes below 0x80 separate words; bytes from
+//   0x80 are letters), without the stop words of kStopWords (function
+//   words, and words that only say something is absent: "no", "missing",
+//   "lacks", so that "No rollback plan" and "Rollback plan is missing"
+//   meet), each stemmed by a few suffix rules (a plural's -s, -es or -ies;
+//   -ing and -ed with a doubled consonant; a final e). Two points are the
+//   same when their word sets share at least two thirds of their union
+//   (3 * |A & B| >= 2 * |A | B|): "The plan has no rollback step" and "The
+//   plan has no test step" share plan and step of four words and stay
+//   apart. A point with no words matches none.
 // - synthesize(): points are visited perspective by perspective in input
 //   order, strengths, weaknesses, suggestions, each list in order; a point
 //   joins the first earlier group of its kind whose first point it
@@ -57,7 +62,9 @@
 //   other weaknesses; ordered by priority, perspectives (most first), first
 //   appearance.
 // - render_record() and result_json() give byte-identical output for the
-//   same input; averages print with two decimals, rounded half up.
+//   same input; averages print with two decimals, rounded half up; with
+//   no answer at all the record's average reads "none (no perspective
+//   answered)" and the result's is null.
 #pragma once
 
 #include <optional>
@@ -128,6 +135,9 @@ struct Round {
   std::string id;                // "DISCUSS-002", or "" for none
   bool final_sign_off = false;   // a HIGH block always goes to a person
   bool already_revised = false;  // the one revision was spent
+  // Perspectives not asked at all, each "name: why" (the record and the
+  // result name them; they are no part of any rule).
+  std::vector<std::string> left_out;
 };
 
 enum class Recommendation { proceed, revise, proceed_with_caution, escalate };
@@ -145,9 +155,49 @@ Consensus decide(const std::vector<Perspective>& perspectives,
                  const std::vector<Divergence>& divergences, const Round& round);
 
 inline constexpr std::string_view kStopWords[] = {
-    "a",    "an",   "and",   "are",  "as", "at",  "be",   "been", "by",   "for", "from",
-    "has",  "have", "in",    "into", "is", "it",  "its",  "of",   "on",   "or",  "should",
-    "that", "the",  "their", "this", "to", "was", "were", "will", "with",
+    "a",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "been",
+    "by",
+    "for",
+    "from",
+    "has",
+    "have",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "of",
+    "on",
+    "or",
+    "should",
+    "that",
+    "the",
+    "their",
+    "there",
+    "this",
+    "to",
+    "was",
+    "were",
+    "will",
+    "with",
+    // Words that only say something is absent.
+    "absent",
+    "lack",
+    "lacks",
+    "lacking",
+    "missing",
+    "no",
+    "none",
+    "not",
+    "without",
 };
 std::vector<std::string> point_words(std::string_view point);  // sorted, unique
 bool same_point(std::string_view a, std::string_view b);

@@ -8,7 +8,6 @@
 #include <set>
 
 #include "bundle/layout.h"
-#include "util/words.h"
 #include "git/git.h"
 #include "lane/lane.h"
 #include "lane/routes.h"
@@ -20,6 +19,7 @@
 #include "templates/render.h"
 #include "util/fs.h"
 #include "util/text.h"
+#include "util/words.h"
 
 namespace devgraph::orchestrator {
 namespace {
@@ -995,6 +995,8 @@ struct AfterDelivery::Impl {
          std::to_string(findings.size()) + " finding(s)");
     return ops.record(ev(lane::event::kAuditDone),
                       Json{{"key", key},
+                           {"agent_handle", "audit-" + key},
+                           {"cursor", "audit-" + key},
                            {"status", status},
                            {"findings", findings.size()},
                            {"gaps", gaps},
@@ -1046,6 +1048,8 @@ struct AfterDelivery::Impl {
       todo.push_back(key);
     }
     auto id_of = [](const std::string& key) { return "audit-" + key; };
+    DG_TRY(auto auditors, lane::Walker(p.graph).personas(json_str(s, "node")));
+    const std::string auditor = auditors.empty() ? std::string() : auditors.front();
     auto launch = [&]() -> Status {
       while (!todo.empty() && static_cast<int>(p.drivers.live()) < cfg.max_parallel_audits) {
         std::string key = todo.front();
@@ -1054,6 +1058,18 @@ struct AfterDelivery::Impl {
         DG_CHECK(p.drivers.start(cfg.audit_driver_for(key)));
         p.crash.reach("auditor", key);
         line("auditing " + key);
+        // The launch in the run's event log, as every persona's is: the
+        // board's timeline and the run's metrics count it. Its AUDIT_DONE
+        // names the same handle and cursor, and so ends it.
+        if (!auditor.empty())
+          DG_CHECK(ops.record(ev(lane::event::kPersonaDispatched),
+                              Json{{"persona", auditor},
+                                   {"agent_handle", id_of(key)},
+                                   {"cursor", id_of(key)},
+                                   {"audit", key},
+                                   {"attempt", attempts[key]},
+                                   {"headless", true}},
+                              nullptr));
       }
       return {};
     };
@@ -1129,6 +1145,41 @@ struct AfterDelivery::Impl {
     return out;
   }
 
+  // The fingerprints of the Critical and High findings a remediation
+  // bundle took, in any run: one line each, "<fingerprint> <bundle> <run>".
+  std::string remediated_path() const { return cfg.develop_home + "/audit/remediated"; }
+
+  std::set<std::string> remediated_fingerprints() {
+    std::set<std::string> out;
+    auto text = read_file(remediated_path());
+    if (!text) return out;
+    for (const auto& l : split_lines(*text)) {
+      std::string fp = l.substr(0, l.find(' '));
+      if (!fp.empty()) out.insert(fp);
+    }
+    return out;
+  }
+
+  // Adds the findings of remediation bundle `id` to the file (each once).
+  Status remember_remediated(const std::string& id, const Json& findings) {
+    std::set<std::string> have = remediated_fingerprints();
+    auto text = read_file(remediated_path());
+    std::string all = text ? *text : std::string();
+    if (!all.empty() && all.back() != '\n') all += '\n';
+    bool added = false;
+    auto parsed = parse_findings(Json{{"findings", findings}});
+    if (!parsed) return fail("remediation bundle " + id + ": " + parsed.error().message);
+    for (const auto& f : *parsed) {
+      std::string fp = finding_fingerprint(f);
+      if (!have.insert(fp).second) continue;
+      all += fp + " " + id + " " + basename_of(run_dir()) + "\n";
+      added = true;
+    }
+    if (!added) return {};
+    DG_CHECK(make_directories(dirname_of(remediated_path())));
+    return write_file_atomic(remediated_path(), all);
+  }
+
   static std::string issue_title(const Finding& f) {
     return "[audit] " + std::string(severity_name(f.severity)) + ": " +
            clip(one_line(f.description), 80) + " (" + clip(one_line(f.file), 60) + ")";
@@ -1200,8 +1251,12 @@ struct AfterDelivery::Impl {
 
   Status remediate(const Json& s, const std::vector<Finding>& fs, const std::string& window_key) {
     if (fs.empty()) return {};
-    for (const auto& b : bundles_of(s))
-      if (json_str(b.value("remediation", Json::object()), "window") == window_key) return {};
+    // Formed before a kill: its findings are remembered, as below.
+    for (const auto& b : bundles_of(s)) {
+      const Json r = b.value("remediation", Json::object());
+      if (json_str(r, "window") == window_key)
+        return remember_remediated(json_str(b, "id"), r.value("findings", Json::array()));
+    }
     int n = cfg.next_bundle_index ? cfg.next_bundle_index(s)
                                   : static_cast<int>(bundles_of(s).size()) + 1;
     std::string id = "b" + std::to_string(n);
@@ -1234,6 +1289,10 @@ struct AfterDelivery::Impl {
                           x["audit"]["remediation_bundle"] = id;
                           return {};
                         }));
+    // After the bundle is in state, so a kill between the two forms it
+    // once and remembers it on the resume; a later audit of the same
+    // window bundles none of these again.
+    DG_CHECK(remember_remediated(id, findings));
     if (!cfg.remember_bundle_index) return {};
     DG_TRY(Json now, ops.state());
     return cfg.remember_bundle_index(now);
@@ -1316,7 +1375,10 @@ struct AfterDelivery::Impl {
       return ops.go(ev(lane::route::kNext), ev(lane::event::kNote),
                     Json{{"not_triaged", filed.error().message}}, nullptr);
     }
-    Triage t = orchestrator::triage(all, *filed);
+    Triage t = orchestrator::triage(all, *filed, remediated_fingerprints());
+    if (t.already_remediated > 0)
+      line(std::to_string(t.already_remediated) +
+           " Critical/High finding(s) an earlier remediation bundle took: not bundled again");
     std::vector<std::pair<Finding, std::string>> todo;
     for (const auto& f : t.issues) todo.emplace_back(f, source[finding_fingerprint(f)]);
     Json issued = Json::array();
@@ -1327,7 +1389,8 @@ struct AfterDelivery::Impl {
     DG_CHECK(ops.record(ev(lane::event::kAuditIssuesFiled),
                         Json{{"filed", issued},
                              {"already_filed", t.already_filed},
-                             {"remediation", t.remediation.size()}},
+                             {"remediation", t.remediation.size()},
+                             {"already_remediated", t.already_remediated}},
                         [&](Json& x) -> Status {
                           for (const auto& i : issued) x["audit"]["issues_filed"].push_back(i);
                           x["audit"]["triaged"] = true;

@@ -25,7 +25,11 @@
 //   * audit_triage looks up the findings already filed (by fingerprint in
 //     the issue bodies) before filing, so a kill after `gh issue create`
 //     files nothing twice; the remediation bundle carries its window's key
-//     and is added once per window.
+//     and is added once per window, and its findings' fingerprints go to
+//     <develop_home>/audit/remediated (after the bundle is in state), so
+//     the same window audited again (its marker restored) bundles none of
+//     them twice. Each auditor launch is a PERSONA_DISPATCHED event (handle
+//     and cursor "audit-<key>", ended by that key's AUDIT_DONE).
 //   * The audit marker (<develop_home>/last-audit, the reference's format:
 //     a commit and a newline) moves only past audited pull requests, with
 //     the ones audited beyond it listed in last-audit.audited, both written

@@ -137,15 +137,19 @@ std::set<std::string> fingerprints_in(std::string_view body) {
   return out;
 }
 
-Triage triage(const std::vector<Finding>& findings, const std::set<std::string>& filed) {
+Triage triage(const std::vector<Finding>& findings, const std::set<std::string>& filed,
+              const std::set<std::string>& remediated) {
   Triage t;
   std::set<std::string> seen;
   for (const auto& f : findings) {
+    std::string fp = finding_fingerprint(f);
     if (f.severity == Severity::critical || f.severity == Severity::high) {
-      t.remediation.push_back(f);
+      if (remediated.count(fp))
+        ++t.already_remediated;
+      else
+        t.remediation.push_back(f);
       continue;
     }
-    std::string fp = finding_fingerprint(f);
     if (filed.count(fp)) {
       ++t.already_filed;
       continue;

@@ -13,7 +13,9 @@
 //   what moves without the finding changing: the line number, case,
 //   punctuation and spacing of the description.
 // - triage() never files a finding whose fingerprint is already known, nor
-//   the same one twice in one window.
+//   the same one twice in one window; nor puts in a remediation bundle a
+//   Critical or High finding whose fingerprint an earlier bundle took (the
+//   same window audited again).
 // - advance_marker() never moves past a PR that is not audited.
 #pragma once
 
@@ -60,11 +62,15 @@ std::string fingerprint_line(const std::string& fingerprint);
 std::set<std::string> fingerprints_in(std::string_view body);
 
 struct Triage {
-  std::vector<Finding> remediation;  // Critical and High: one bundle per window
+  std::vector<Finding> remediation;  // Critical and High not remediated before
   std::vector<Finding> issues;       // Medium and Low not filed before
   size_t already_filed = 0;          // Medium and Low known by fingerprint
+  size_t already_remediated = 0;     // Critical and High known by fingerprint
 };
-Triage triage(const std::vector<Finding>& findings, const std::set<std::string>& filed);
+// `filed`: the fingerprints of the issues filed; `remediated`: those an
+// earlier remediation bundle took.
+Triage triage(const std::vector<Finding>& findings, const std::set<std::string>& filed,
+              const std::set<std::string>& remediated = {});
 
 // The audit marker file's commit: 40 (or 64) hex digits and a newline.
 Expected<std::string> parse_marker(std::string_view text);

@@ -129,13 +129,18 @@ TEST_F(CleanCli, StrategyNoneIntegratesNothingAndCleansOnlyTheMergedBranches) {
 
 // ---- landing ---------------------------------------------------------------
 
-TEST_F(CleanCli, ProtectedMainRejectingThePushLeavesTheBranchUnverifiedAndDeletesNothing) {
+// The default branch refuses the push (protected): the source branch is
+// kept as it was, unverified, and the throwaway built to land it goes,
+// branch and worktree, whatever the strategy.
+class CleanRejected : public test::CleanRepo, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(CleanRejected, ProtectedMainRejectingThePushKeepsTheBranchAndRemovesTheThrowaway) {
   init_github();
   make_clean();
   advance_main();
   protect_main();
   Snapshot before = snapshot();
-  auto r = clean({"--strategy", "rebase"});
+  auto r = clean({"--strategy", GetParam()});
   Json res = finished(r);
   expect_lists_every_branch(res, before);
   expect_branch(res, before, "feature/clean",
@@ -144,8 +149,16 @@ TEST_F(CleanCli, ProtectedMainRejectingThePushLeavesTheBranchUnverifiedAndDelete
   EXPECT_FALSE(event_types(res).count("INTEGRATION_VERIFIED"));
   EXPECT_EQ(default_tip(), before.default_tip);
   EXPECT_EQ(origin_out({"for-each-ref", "--format=%(objectname) %(refname)"}), before.origin_refs);
+  EXPECT_EQ(tip("feature/clean"), before.branches.at("feature/clean").tip);
+  expect_no_throwaways();
+  EXPECT_FALSE(path_exists(canonical("clean-integrated-feature-clean")));
+  EXPECT_TRUE(contains(r.out, "removed develop/clean-integrated-feature-clean and its worktree"))
+      << r.out;
   expect_nothing_lost(before, res);
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryStrategy, CleanRejected,
+                         ::testing::Values("rebase", "merge", "squash"));
 
 TEST_F(CleanCli, LocalDeliveryKeepsTheThrowawayForAFastForwardAndTheNextRunFinishesIt) {
   init_local();
@@ -165,7 +178,9 @@ TEST_F(CleanCli, LocalDeliveryKeepsTheThrowawayForAFastForwardAndTheNextRunFinis
   EXPECT_EQ(tip("main"), before.default_tip);  // nothing merged for the person
   std::string throwaway = tip("develop/clean-integrated-feature-clean");
   ASSERT_NE(throwaway, "");
-  EXPECT_TRUE(is_directory(canonical("clean-integrated-feature-clean")));
+  // The fast-forward needs the branch, not its worktree.
+  EXPECT_FALSE(path_exists(canonical("clean-integrated-feature-clean")));
+  EXPECT_FALSE(contains(git_out({"worktree", "list", "--porcelain"}), "clean-integrated-"));
   EXPECT_EQ(
       git_out({"log", "--reverse", "--format=%s", "main..develop/clean-integrated-feature-clean"}),
       "clean: one\nclean: two");

@@ -168,6 +168,31 @@ TEST_F(DiscussCli, EveryBackendFailingBlocksAndTheRecordSaysSo) {
   std::string rec = record();
   EXPECT_NE(rec.find("**Consensus**: blocked"), std::string::npos) << rec;
   EXPECT_NE(rec.find("every backend failed"), std::string::npos) << rec;
+  EXPECT_NE(rec.find("**Average Rating**: none (no perspective answered)\n"), std::string::npos)
+      << rec;
+  EXPECT_EQ(rec.find("n/a"), std::string::npos) << rec;
+  EXPECT_TRUE(res["average"].is_null());
+}
+
+// Without a requirements file, the default perspectives go on without
+// coverage, and the record says it was left out and why.
+TEST_F(DiscussCli, WithoutContextCoverageIsLeftOutAndTheRecordSaysSo) {
+  const std::string sc = scenario(all_rated(4));
+  auto r = test::run_devgraph({"discuss", s / "plan.md", "--round", "R1", "--out", s / "out",
+                               "--agent", "sim", "--fallback", "none", "--sim-scenario", sc},
+                              {}, s.path());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["verdict"], "consensus_reached");
+  EXPECT_EQ(res["perspectives"], 4);
+  ASSERT_EQ(res["left_out"].size(), 1u) << res;
+  EXPECT_EQ(res["left_out"][0].get<std::string>().rfind("coverage: ", 0), 0u) << res["left_out"];
+  std::string rec = record();
+  EXPECT_NE(rec.find("**Perspectives**: product, technical, quality, risk\n"), std::string::npos)
+      << rec;
+  EXPECT_NE(rec.find("**Left Out**: coverage: no requirements file"), std::string::npos) << rec;
+  EXPECT_EQ(rec.find("| coverage |"), std::string::npos) << rec;
+  EXPECT_FALSE(path_exists(s / "out/discussions/R1/coverage.json"));
 }
 
 // One rating of 1 among ratings of 3 (an average of 2.6): blocked at

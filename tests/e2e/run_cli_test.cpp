@@ -378,6 +378,21 @@ TEST_F(RunCli, AuditFindingsOfEverySeverityBecomeIssuesOnceAndOneRemediationBund
   EXPECT_EQ(window[br["b1"]]["status"], "audited");
   EXPECT_EQ(window[br["b1"]]["findings"].size(), 4u);
   EXPECT_EQ(window[br["b2"]]["status"], "blocked");
+  // Each auditor's launch is in the run's event log, and its AUDIT_DONE
+  // names the same handle (what the board's timeline and the metrics pair).
+  std::map<std::string, int> dispatched, done;
+  for (const auto& e : test::read_jsonl(run_dir(res) + "/events.jsonl")) {
+    const Json& d = e["detail"];
+    if (e["type"] == "PERSONA_DISPATCHED" && json_str(d, "persona") == "merge-auditor")
+      ++dispatched[json_str(d, "agent_handle")];
+    if (e["type"] == "AUDIT_DONE" && d.contains("key")) ++done[json_str(d, "agent_handle")];
+  }
+  EXPECT_EQ(dispatched.size(), 2u);
+  for (const auto& [handle, n] : dispatched) {
+    EXPECT_EQ(handle.rfind("audit-", 0), 0u) << handle;
+    EXPECT_EQ(n, 1) << handle;
+    EXPECT_EQ(done[handle], 1) << handle;
+  }
   // Medium and Low: one issue file each, with the fingerprint line.
   std::string issues = develop_home() + "/audit/issues";
   auto files = lines_of(test::entries(issues));
@@ -403,11 +418,12 @@ TEST_F(RunCli, AuditFindingsOfEverySeverityBecomeIssuesOnceAndOneRemediationBund
   // b2 is not audited: the marker stays.
   EXPECT_EQ(test::slurp(develop_home() + "/last-audit"), marker);
 
-  // Next run: b2 is audited and repeats b1's Medium and Low findings.
+  // Next run: b2 is audited and repeats b1's Critical, Medium and Low
+  // findings: the Critical one was remediated already, the others filed.
   audit_rules({{"status", "DONE"},
-               {"summary", "two again"},
+               {"summary", "three again"},
                {"evidence", Json::array()},
-               {"findings", Json::array({every[2], every[3]})}});
+               {"findings", Json::array({every[0], every[2], every[3]})}});
   r = run();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   res = result_of(r);
@@ -417,7 +433,9 @@ TEST_F(RunCli, AuditFindingsOfEverySeverityBecomeIssuesOnceAndOneRemediationBund
   EXPECT_TRUE(res["audit"]["issues_filed"].empty()) << dump_py(res["audit"]);
   EXPECT_EQ(lines_of(test::entries(issues)).size(), 2u) << test::entries(issues);
   for (const auto& b : state_of(run_dir(res))["bundles"])
-    EXPECT_FALSE(b.contains("remediation") && json_str(b, "status") == "pending") << dump_py(b);
+    EXPECT_FALSE(b.contains("remediation")) << dump_py(b);
+  EXPECT_EQ(lines_of(test::slurp(develop_home() + "/audit/remediated")).size(), 2u)
+      << test::slurp(develop_home() + "/audit/remediated");
   auto head = test::run_process({"git", "rev-parse", "main"}, env(), repo);
   EXPECT_EQ(test::slurp(develop_home() + "/last-audit"), head.out);
   expect_replays_cleanly(run_dir(res));

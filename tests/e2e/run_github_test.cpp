@@ -786,6 +786,52 @@ TEST_F(RunGithub, AReviewAskingAgainOnceTheRepairCyclesAreSpentParksTheBundleWit
   expect_replays_cleanly(res);
 }
 
+// GRAPH.yaml's changes_requested reaction set to repair with two cycles,
+// and a reviewer who asks for changes again after every push: two repairs,
+// each one commit, then the bundle waits for a person, and `devgraph
+// inbox` lists it with its reason.
+TEST_F(RunGithub, AReviewerAskingAgainAfterEveryPushParksTheBundleInTheInboxAfterMaxCycles) {
+  std::string skill = skill_reacting("changes_requested", "repair", 2);
+  repairing_developer("please rename the helper", "src/renamed.txt", "renamed\n", "renamed");
+  Json sc = *parse_json(test::slurp(scenario), "scenario");
+  Json& dev = sc["personas"]["developer"];
+  dev.insert(dev.begin(),
+             Json{{"dispatch_contains", "the helper is still misnamed"},
+                  {"files", Json::array({file("src/renamed.txt", "renamed2\n")})},
+                  {"result", done("renamed again", Json::array({"src/renamed.txt"}))}});
+  test::write_text(scenario, dump_py(sc, 2));
+  const Json first = gh_review("CHANGES_REQUESTED", "please rename the helper");
+  const Json second = gh_review("CHANGES_REQUESTED", "the helper is still misnamed");
+  const Json third = gh_review("CHANGES_REQUESTED", "the helper is misnamed even now");
+  test::write_text(gh_dir + "/pr-1.look-1", "reviewDecision=CHANGES_REQUESTED\n");
+  test::write_text(gh_dir + "/pr-1.look-2",
+                   "reviews=" + dump_py(Json::array({first, second})) + "\n");
+  test::write_text(gh_dir + "/pr-1.look-3",
+                   "reviews=" + dump_py(Json::array({first, second, third})) + "\n");
+  test::write_text(gh_dir + "/pr-1.reviews.json", dump_py(Json::array({first})) + "\n");
+
+  auto r = run({"--skill", skill});
+  ASSERT_EQ(r.exit_code, 2) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["status"], "HUMAN_REQUIRED");
+  Json st = state_of(res);
+  EXPECT_EQ(st["prs"][0]["reactions"]["changes_requested"]["cycles"], 2) << dump_py(st["prs"]);
+  EXPECT_EQ(st["bundles"][0]["status"], "parked") << dump_py(st["bundles"]);
+  std::vector<std::string> reactions;
+  for (const auto& e : events_of(res, "ORCHESTRATOR_CORRECTION"))
+    reactions.push_back(json_str(e["detail"], "reaction"));
+  EXPECT_EQ(reactions, (std::vector<std::string>{"repair", "repair", "park_exhausted"}));
+
+  auto inbox = test::run_devgraph({"inbox", "--repo", repo, "--json"}, env(), repo);
+  ASSERT_EQ(inbox.exit_code, 0) << inbox.err;
+  auto items = parse_json(inbox.out, "inbox");
+  ASSERT_TRUE(items.ok()) << inbox.out;
+  ASSERT_EQ(items->size(), 1u) << inbox.out;
+  EXPECT_EQ((*items)[0]["key"], "b1") << inbox.out;
+  EXPECT_NE(json_str((*items)[0], "reason").find("the repair cycles are spent"), std::string::npos)
+      << inbox.out;
+}
+
 // GRAPH.yaml's changes_requested reaction set to repair with two cycles.
 // The developer's answer to the review rewrites src/b1.txt as it was, so
 // the repair commits nothing and the pull request's head and diff stay as

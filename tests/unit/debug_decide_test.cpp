@@ -153,6 +153,23 @@ TEST(DebugDecide, ACheckpointAnswerReachesTheNextLaunchAsData) {
   EXPECT_FALSE(decide_answer(*a, {0, "again"}, "t"));
 }
 
+TEST(DebugDecide, ACheckpointAnswerGoesOnInTheModeTheCheckpointWasReachedIn) {
+  DebugReturn r = ret(ReturnType::checkpoint_reached);
+  r.awaiting = "does it fail on your machine?";
+  // Reached while investigating: no root cause yet, so not "fixing".
+  auto a = decide_answer(decide_return(fresh(), r, "t", rules()), {0, "yes"}, "t");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->m.mode, "investigate");
+  EXPECT_EQ(a->status, "investigating");
+  // Reached while fixing: the fix goes on.
+  DebugFile fixing = fresh();
+  fixing.m.mode = "fix";
+  auto b = decide_answer(decide_return(fixing, r, "t", rules()), {0, "go ahead"}, "t");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->m.mode, "fix");
+  EXPECT_EQ(b->status, "fixing");
+}
+
 TEST(DebugDecide, InconclusiveContinuesTakesContextOrStops) {
   DebugFile f = decide_return(fresh(), ret(ReturnType::investigation_inconclusive), "t", rules());
   ASSERT_EQ(f.m.pending->kind, "inconclusive");
@@ -201,6 +218,8 @@ TEST(DebugDecide, AGuardrailRejectionIsRevisedRecordedAsDebtOrAbandoned) {
 TEST(DebugDecide, AMalformedReturnIsResumedOnceThenAPersonDecides) {
   DebugFile f = decide_malformed(fresh(), "no `debug` object", rules());
   EXPECT_EQ(f.m.phase, "launch");
+  EXPECT_EQ(f.m.mode, "investigate");  // the step is asked again in its own mode
+  EXPECT_EQ(f.status, "investigating");
   EXPECT_NE(f.m.directive.find("could not be read"), std::string::npos);
   f = decide_malformed(f, "no `debug` object", rules());
   ASSERT_EQ(f.m.phase, "ask");

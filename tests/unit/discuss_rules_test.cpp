@@ -318,10 +318,14 @@ TEST(DiscussAverage, PrintsTwoDecimalsRoundedHalfUpFromIntegers) {
   EXPECT_FALSE((Average{0, 0}.at_least_three()));
 }
 
-TEST(DiscussMatching, PointsMatchWhenHalfTheirWordsAreSharedAfterNormalizing) {
+TEST(DiscussMatching, PointsMatchWhenTwoThirdsOfTheirContentWordsAreSharedAfterNormalizing) {
   EXPECT_EQ(point_words("The Tests are missing, for the API!"),
-            (std::vector<std::string>{"api", "missing", "test"}));
+            (std::vector<std::string>{"api", "test"}));
   EXPECT_EQ(point_words("Process access"), (std::vector<std::string>{"access", "process"}));
+  EXPECT_EQ(point_words("testing tested tests test"), std::vector<std::string>{"test"});
+  EXPECT_EQ(point_words("handle handled handling"), std::vector<std::string>{"handl"});
+  EXPECT_EQ(point_words("policies classes stopped running status"),
+            (std::vector<std::string>{"class", "policy", "run", "status", "stop"}));
   struct Case {
     const char* a;
     const char* b;
@@ -329,14 +333,34 @@ TEST(DiscussMatching, PointsMatchWhenHalfTheirWordsAreSharedAfterNormalizing) {
   };
   for (const auto& c : std::vector<Case>{
            {"No rollback plan", "no rollback plan.", true},
-           {"No rollback plan", "Rollback plan is missing", true},                 // 2 of 4
-           {"Add integration tests", "Integration test coverage is thin", false},  // 2 of 5
-           {"Error handling is thorough", "Error handling is thin", true},
+           {"No rollback plan", "Rollback plan is missing", true},  // absence words left out
+           // Near misses that stay apart: one content word of each differs.
+           {"The plan has no rollback step.", "The plan has no test step.", false},  // 2 of 4
+           {"Error handling is thorough", "Error handling is thin", false},          // 2 of 4
+           {"Add integration tests", "Integration test coverage is thin", false},    // 2 of 5
+           // Near misses that merge: paraphrases, other forms of the same words.
+           {"The plan has no rollback step.", "There is no rollback step in the plan", true},
+           {"The plan has no rollback step.", "Rollback steps are missing from the plan", true},
+           {"The plan has no rollback step.", "The deployment plan lacks a rollback step",
+            true},  // 3 of 4
+           {"Errors are not handled", "No error handling", true},
            {"Pricing unclear", "Unclear pricing", true},
            {"the of and", "the of and", false},  // nothing but stop words
            {"Scalability", "Security", false},
        })
     EXPECT_EQ(same_point(c.a, c.b), c.same) << c.a << " / " << c.b;
+}
+
+TEST(DiscussSynthesis, TwoPerspectivesMissingDifferentStepsHaveNoThemeInCommon) {
+  auto ps = ratings({3, 3});
+  ps[0].weaknesses = {"The plan has no rollback step."};
+  ps[1].weaknesses = {"The plan has no test step."};
+  EXPECT_TRUE(synthesize(ps, {}).convergent.empty());
+  ps[1].weaknesses = {"Rollback steps are missing from the plan"};
+  auto s = synthesize(ps, {});
+  ASSERT_EQ(s.convergent.size(), 1u);
+  EXPECT_EQ(s.convergent[0].text, "The plan has no rollback step.");
+  EXPECT_EQ(s.convergent[0].perspectives, (std::vector<std::string>{"product", "technical"}));
 }
 
 TEST(DiscussSynthesis, APointRaisedByTwoPerspectivesIsConvergentAndByOneIsNot) {
@@ -376,8 +400,8 @@ TEST(DiscussSynthesis, ThemesAreOrderedByPerspectivesThenFirstAppearanceTheSameE
 
 TEST(DiscussSynthesis, AStrengthToOnePerspectiveThatIsAWeaknessToAnotherIsAConflict) {
   auto ps = ratings({4, 3});
-  ps[0].strengths = {"Error handling is thorough"};
-  ps[1].weaknesses = {"Error handling is thin"};
+  ps[0].strengths = {"The plan has a rollback step"};
+  ps[1].weaknesses = {"The plan has no rollback step"};
   auto s = synthesize(ps, {});
   ASSERT_EQ(s.divergent.size(), 1u);
   EXPECT_EQ(s.divergent[0].kind, DivergenceKind::conflict);
@@ -385,7 +409,7 @@ TEST(DiscussSynthesis, AStrengthToOnePerspectiveThatIsAWeaknessToAnotherIsAConfl
   EXPECT_EQ(s.divergent[0].perspectives, (std::vector<std::string>{"product", "technical"}));
   EXPECT_TRUE(decided(ps).reached);  // a conflict informs; it does not block
   ps[1].weaknesses = {};
-  ps[0].weaknesses = {"Error handling is thin"};
+  ps[0].weaknesses = {"The plan has no rollback step"};
   EXPECT_TRUE(synthesize(ps, {}).divergent.empty());
 }
 
@@ -420,6 +444,22 @@ TEST(DiscussSynthesis, ActionItemsPutGapsAndHighRisksFirstAndMergeDuplicates) {
                  }));
   ASSERT_EQ(s.coverage_gaps.size(), 2u);
   EXPECT_EQ(s.coverage_gaps[0].perspectives, std::vector<std::string>{"coverage"});
+}
+
+TEST(DiscussRecord, NobodyAnsweringReadsNoneAndALeftOutPerspectiveIsNamed) {
+  std::vector<Perspective> ps = {failed("product"), failed("risk")};
+  Round round{"R", false, false, {"coverage: no requirements file"}};
+  std::string rec = render_record(round, "plan.md", ps, discuss(ps, round));
+  EXPECT_NE(rec.find("**Perspectives**: product, risk\n**Left Out**: coverage: no requirements "
+                     "file\n"),
+            std::string::npos)
+      << rec;
+  EXPECT_NE(rec.find("\n**Average Rating**: none (no perspective answered)\n"), std::string::npos)
+      << rec;
+  EXPECT_EQ(rec.find("n/a"), std::string::npos) << rec;
+  Json res = result_json(round, "plan.md", ps, discuss(ps, round), "rec.md");
+  EXPECT_TRUE(res["average"].is_null());
+  EXPECT_EQ(res["left_out"], Json::array({"coverage: no requirements file"}));
 }
 
 TEST(DiscussRecord, TheRecordOfASmallDiscussionHasThisExactText) {

@@ -109,6 +109,20 @@ TEST(Audit, TriageSendsSeriousFindingsToRemediationAndFilesTheRestOnce) {
   EXPECT_EQ(again.remediation.size(), 1u);
 }
 
+TEST(Audit, AFindingAnEarlierRemediationBundleTookIsNotBundledAgain) {
+  Finding crit{Severity::critical, "a", std::nullopt, "sql injection", "", ""};
+  Finding high{Severity::high, "b", std::nullopt, "missing auth", "", ""};
+  Finding other{Severity::high, "b", std::nullopt, "token never expires", "", ""};
+  std::set<std::string> remediated = {finding_fingerprint(crit), finding_fingerprint(high)};
+  Finding moved = crit;
+  moved.line = 12;  // the same finding, its line moved
+  Triage t = triage({moved, high, other}, {}, remediated);
+  ASSERT_EQ(t.remediation.size(), 1u);
+  EXPECT_EQ(t.remediation[0].description, "token never expires");
+  EXPECT_EQ(t.already_remediated, 2u);
+  EXPECT_TRUE(triage({crit, high}, {}, remediated).remediation.empty());
+}
+
 TEST(Audit, TheMarkerIsACommitIdAndAnythingElseIsCorrupt) {
   auto m = parse_marker(std::string(40, 'A') + "\n");
   ASSERT_TRUE(m) << m.error().message;
