@@ -295,10 +295,10 @@ TEST_F(BundleDriver, CrashPointsNameTheEffectTheyInterrupt) {
     EXPECT_TRUE(names.count(want)) << want;
 }
 
-TEST_F(BundleDriver, ActionableVerifierConcernsGoToRepairThenVerifyAgain) {
+TEST_F(BundleDriver, ACorrectnessConcernOfAVerifierGoesToRepairThenVerifyAgain) {
   plan = {{"T1", {}, {}}};
-  scripted["tester T1 1"] =
-      answer("DONE_WITH_CONCERNS", "edge case", {{"concerns", Json::array({"empty input"})}});
+  scripted["tester T1 1"] = answer("DONE_WITH_CONCERNS", "edge case",
+                                   {{"concerns", Json::array({"fails on empty input"})}});
   auto l = launcher();
   ASSERT_EQ(drive(l).exit_code, kExitOk);
   auto triaged = of("CONCERN_TRIAGED", "T1");
@@ -306,6 +306,10 @@ TEST_F(BundleDriver, ActionableVerifierConcernsGoToRepairThenVerifyAgain) {
   EXPECT_EQ(triaged[0]["lane_from"], "verify");
   EXPECT_EQ(triaged[0]["lane_to"], "repair_task");
   EXPECT_EQ(triaged[0]["owner"], "developer");  // a concern names no test file
+  // The move names the tester, who raised it, whichever verifier answered last.
+  EXPECT_EQ(triaged[0]["persona"], "tester");
+  EXPECT_EQ(triaged[0]["concern_triage"]["raised_by"], Json::array({"tester"}));
+  EXPECT_EQ(triaged[0]["concern_triage"]["kind"], "actionable");
   auto repaired = of("TASK_REPAIR_DONE", "T1");
   ASSERT_EQ(repaired.size(), 1u);
   EXPECT_EQ(repaired[0]["lane_to"], "verify");
@@ -316,16 +320,55 @@ TEST_F(BundleDriver, ActionableVerifierConcernsGoToRepairThenVerifyAgain) {
   EXPECT_EQ(task("T1")["repairs"], 1);
 }
 
+TEST_F(BundleDriver, AnObservationalConcernOfAVerifierGoesOnRecordedWithNoRepair) {
+  plan = {{"T1", {}, {}}};
+  scripted["tester T1 1"] = answer("DONE_WITH_CONCERNS", "looks right",
+                                   {{"concerns", Json::array({"consider more edge cases"})}});
+  auto l = launcher();
+  auto out = drive(l);
+  ASSERT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  EXPECT_TRUE(of("CONCERN_TRIAGED", "T1").empty());
+  EXPECT_EQ(l.calls("developer T1"), 1) << "no extra developer round";
+  EXPECT_EQ(l.calls("tester T1"), 1);
+  EXPECT_EQ(commits_of("T1"), 1u);
+  auto verified = of("VERIFY_DONE", "T1");
+  ASSERT_EQ(verified.size(), 1u);
+  EXPECT_EQ(verified[0]["concern_triage"]["kind"], "observational");
+  EXPECT_EQ(verified[0]["concern_triage"]["raised_by"], Json::array({"tester"}));
+  EXPECT_EQ(out.result["status"], "DONE_WITH_CONCERNS");
+  EXPECT_EQ(out.result["concerns"], Json::array({"T1 (tester): consider more edge cases"}));
+}
+
 TEST_F(BundleDriver, ObservationalImplementConcernsGoOnToVerifyAndIntoTheResult) {
   plan = {{"T1", {}, {}}};
-  // A concern from the implementer is actionable while repair cycles
-  // remain: it is repaired first; the repair's own concern is noted.
   scripted["developer T1 1"] =
-      answer("DONE_WITH_CONCERNS", "done, but", {{"concerns", Json::array({"slow path"})}});
+      answer("DONE_WITH_CONCERNS", "done, but",
+             {{"concerns", Json::array({"a helper it calls has an unrelated, pre-existing bug"})}});
+  extra_writes["developer T1"] = {"src/T1.txt"};  // what the scripted answer implements
   auto l = launcher();
   auto out = drive(l);
   ASSERT_EQ(out.exit_code, kExitOk);
-  EXPECT_EQ(of("CONCERN_TRIAGED", "T1").at(0)["lane_from"], "implement");
+  EXPECT_TRUE(of("CONCERN_TRIAGED", "T1").empty());
+  auto done = of("IMPLEMENT_DONE", "T1");
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0]["lane_to"], "verify");
+  EXPECT_EQ(done[0]["concern_triage"]["raised_by"], Json::array({"developer"}));
+  EXPECT_EQ(l.calls("developer T1"), 1);
+  EXPECT_EQ(out.result["concerns"].size(), 1u);
+}
+
+TEST_F(BundleDriver, AScopeConcernOfTheImplementerGoesToItsOwnRepair) {
+  plan = {{"T1", {}, {}}};
+  scripted["developer T1 1"] =
+      answer("DONE_WITH_CONCERNS", "done, but",
+             {{"concerns", Json::array({"I also reworked a module beyond the brief"})}});
+  extra_writes["developer T1"] = {"src/T1.txt"};
+  auto l = launcher();
+  ASSERT_EQ(drive(l).exit_code, kExitOk);
+  auto triaged = of("CONCERN_TRIAGED", "T1");
+  ASSERT_EQ(triaged.size(), 1u);
+  EXPECT_EQ(triaged[0]["lane_from"], "implement");
+  EXPECT_EQ(triaged[0]["concern_triage"]["concerns"][0]["kind"], "scope");
   EXPECT_EQ(l.calls("developer T1"), 2);
 }
 
