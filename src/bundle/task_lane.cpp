@@ -433,7 +433,7 @@ Status TaskLane::start_repair(TaskRun& t, std::vector<std::string> findings, Jso
 }
 
 Status TaskLane::stop(TaskRun& t, const PersonaResult& r) {
-  std::vector<std::string> pointers;
+  ContextFound found;
   if (r.status == "NEEDS_CONTEXT") {
     std::vector<std::pair<std::string, std::string>> results;
     for (const auto& [oid, o] : tasks_) {
@@ -441,14 +441,17 @@ Status TaskLane::stop(TaskRun& t, const PersonaResult& r) {
       for (const auto& p : task_personas(oid, false))
         if (auto j = load_json_file(run_.layout.result(p, oid)); j && j->is_object()) {
           const Json& res = (*j)["result"];
-          results.emplace_back(oid + "/" + p, json_str(res, "summary") + "\n" +
-                                                  join(json_str_list(res, "evidence"), "\n"));
+          results.emplace_back(
+              run_.layout.result(p, oid),
+              json_str(res, "summary") + "\n" + join(json_str_list(res, "evidence"), "\n"));
         }
     }
-    pointers = find_context(r.missing_context, gather_context(run_, r.missing_context, results));
+    DG_TRY(found, look_for_context(run_, t.id, t.node, r, std::move(results)));
   }
-  auto decision =
-      decide(run_.walker, t.node, r, spent_budgets(run_.journal.task_cursor(t.id)), pointers);
+  auto decision = decide(run_.walker, t.node, r, spent_budgets(run_.journal.task_cursor(t.id)),
+                         found.pointers, found.searched);
+  decision.search = found.record;
+  decision.researcher_runs = found.researcher_runs;
   DG_TRY(auto where, pass(run_, kLane, t.id, t.node, decision, r.detail()));
   std::string extra =
       r.missing_context.empty()
