@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <filesystem>
 #include <sstream>
+#include <system_error>
 
 #include "git/git.h"
 #include "lane/routes.h"
@@ -149,7 +151,10 @@ std::vector<std::string> checked_research(const Json& raw, const std::string& wo
     return out;
   for (const auto& p : research["pointers"]) {
     std::string path = json_str(p, "path");
-    long long line = p.is_object() ? p.value("line", 0LL) : 0;
+    long long line = 0;
+    if (p.is_object())
+      if (auto it = p.find("line"); it != p.end() && it->is_number_integer())
+        line = it->get<long long>();
     if (!safe_relative(path) || line < 1) continue;
     auto text = read_file(worktree + "/" + path);
     if (!text) continue;
@@ -232,6 +237,11 @@ Expected<ContextFound> look_for_context(BundleRun& run, const std::optional<std:
     DG_TRY(auto pointers,
            research(run, task, rec->name, rec->dispatches, missing, found.searched, found.record));
     found.researcher_runs = 1;
+    // The asker's result stays the cursor's newest: the inbox shows a
+    // person its question, not the researcher's answer.
+    std::error_code ignored;
+    std::filesystem::last_write_time(run.layout.result(asked.persona, task),
+                                     std::filesystem::file_time_type::clock::now(), ignored);
     found.pointers = std::move(pointers);
     found.searched +=
         "; " + rec->dispatches + ": " +
