@@ -93,9 +93,10 @@ class Tables {
 
   std::string view(const GraphNode& n) {
     const auto& [name, type, owners, selector, dispatched_by, dispatches, next, routes, max_cycles,
-                 max_retries, evidence, lane] = n;
+                 max_retries, max_pointers, max_researcher_runs, evidence, lane] = n;
     return record<GraphNode>(name, type, owners, selector, dispatched_by, dispatches, next, routes,
-                             max_cycles, max_retries, evidence, lane);
+                             max_cycles, max_retries, max_pointers, max_researcher_runs, evidence,
+                             lane);
   }
   std::string view(const GraphLane& l) {
     const auto& [name, nodes, complete_at, complete_on] = l;

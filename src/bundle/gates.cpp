@@ -76,10 +76,14 @@ Expected<PersonaResult> bundle_persona(BundleRun& run, const std::string& node,
 // A persona at a bundle node stopped: through recovery, back to the node
 // (extra names what was found) or to a person (blocker).
 Expected<Step> stopped(BundleRun& run, const std::string& node, const PersonaResult& r) {
-  std::vector<std::string> pointers;
-  if (r.status == "NEEDS_CONTEXT")
-    pointers = find_context(r.missing_context, gather_context(run, r.missing_context, {}));
-  auto decision = decide(run.walker, node, r, spent_budgets(run.journal.cursor()), pointers);
+  ContextFound found;
+  if (r.status == "NEEDS_CONTEXT") {
+    DG_TRY(found, look_for_context(run, kBundleCursor, node, r, {}));
+  }
+  auto decision = decide(run.walker, node, r, spent_budgets(run.journal.cursor()), found.pointers,
+                         found.searched);
+  decision.search = found.record;
+  decision.researcher_runs = found.researcher_runs;
   DG_TRY(auto where, pass(run, kLane, kBundleCursor, node, decision, r.detail()));
   if (!where.retry)
     return Step{r.persona + " " + r.status + ": " + clip(r.summary, 300), "", false};

@@ -6,6 +6,7 @@
 
 #include "bundle/answer.h"
 #include "bundle/recovery.h"
+#include "bundle/triage.h"
 #include "lane/routes.h"
 #include "proc/stop_signals.h"
 #include "util/fs.h"
@@ -217,21 +218,30 @@ Status TaskLane::on_writer(TaskRun& t, const PersonaResult& r) {
   };
   std::string_view done = lane::done_event(t.node);
   bool concerns = r.status == "DONE_WITH_CONCERNS";
-  if (concerns && (!r.concerns.empty() || r.has_findings()) &&
-      has_route(lane::route::kConcernsActionable)) {
-    std::vector<std::string> f = r.concerns;
-    for (const auto& x : r.findings) f.push_back(dump_py(x));
-    // Concerns about the implementation go back to its own writer.
-    return start_repair(t, f, r.detail(), "Repair these concerns from your own implementation: ",
+  Triage tr = concerns ? triage({&r}) : Triage{};
+  Json detail = r.detail();
+  if (!tr.items.empty()) detail["concern_triage"] = tr.to_json();
+  if (tr.actionable() && has_route(lane::route::kConcernsActionable))
+    // Correctness or scope concerns about the implementation go back to its
+    // own writer.
+    return start_repair(t, tr.texts(true), detail,
+                        "Repair these concerns from your own implementation: ",
                         lane::route::kConcernsActionable, r.persona);
-  }
-  if (concerns)
-    for (const auto& c : r.concerns) run_.concerns.push_back(t.id + ": " + c);
+  record_concerns(t, tr);
   std::string_view route = concerns && has_route(lane::route::kConcernsObservational)
                                ? lane::route::kConcernsObservational
                                : lane::route::kDone;
   if (n && n->evidence == kEvidenceCheckFails) return red_gate(t, r, route, done);
-  return take(t, route, done, r.detail());
+  return take(t, route, done, std::move(detail));
+}
+
+void TaskLane::record_concerns(const TaskRun& t, const Triage& tr) {
+  for (const auto& c : tr.items) {
+    std::string line = t.id + " (" + c.persona + "): " + c.text;
+    // A verification run again after a repair may raise the same note.
+    if (std::find(run_.concerns.begin(), run_.concerns.end(), line) == run_.concerns.end())
+      run_.concerns.push_back(std::move(line));
+  }
 }
 
 // -- evidence -------------------------------------------------------------------
@@ -310,7 +320,8 @@ Status TaskLane::red_gate(TaskRun& t, const PersonaResult& r, std::string_view r
                        output);
 }
 
-Status TaskLane::green_gate(TaskRun& t, const PersonaResult& last, Json detail) {
+Status TaskLane::green_gate(TaskRun& t, const PersonaResult& last, Json detail,
+                            std::string_view route) {
   // The test writer's latest result names the check (a repair may have
   // named a new one); else the one its red step named, from the cursor.
   const std::string writer = test_writer();
@@ -335,7 +346,7 @@ Status TaskLane::green_gate(TaskRun& t, const PersonaResult& last, Json detail) 
     std::vector<std::string> texts;
     for (const auto& c : *cmds) texts.push_back(c.text);
     detail["check"] = Json{{"commands", texts}, {"passed", true}};
-    return take(t, lane::route::kDone, lane::done_event(t.node), std::move(detail));
+    return take(t, route, lane::done_event(t.node), std::move(detail));
   }
   std::string finding = "the task's check does not pass after verification: " + ran.what;
   if (!ran.output.empty()) finding += ":\n" + ran.output;
@@ -345,30 +356,52 @@ Status TaskLane::green_gate(TaskRun& t, const PersonaResult& last, Json detail) 
 }
 
 Status TaskLane::on_joined(TaskRun& t, const PersonaResult& last) {
-  std::vector<std::string> cs;
-  std::vector<std::string> files;
-  Json findings = Json::array();
-  for (const auto& [p, r] : t.joined) {
-    if (r.status == "DONE_WITH_CONCERNS")
-      for (const auto& c : r.concerns) cs.push_back(c);
-    for (const auto& f : r.findings) findings.push_back(f);
-    for (const auto& f : r.finding_files()) files.push_back(f);
-  }
-  if (!cs.empty() || !findings.empty()) {
-    std::vector<std::string> f = cs;
-    for (const auto& x : findings) f.push_back(dump_py(x));
-    std::string owner = lane::finding_owner(cs.empty() ? files : std::vector<std::string>{},
+  std::vector<const PersonaResult*> results;
+  for (const auto& [p, r] : t.joined) results.push_back(&r);
+  Triage tr = triage(results);
+  const GraphNode* n = run_.walker.graph().node(t.node);
+  auto has_route = [&](std::string_view name) {
+    return n && std::any_of(n->routes.begin(), n->routes.end(),
+                            [&](const auto& rt) { return rt.first == name; });
+  };
+  if (tr.actionable() || (!tr.items.empty() && !has_route(lane::route::kConcernsObservational))) {
+    // The move names the persona that raised the (first) actionable concern.
+    std::vector<std::string> raisers = tr.raised_by();
+    const PersonaResult* raiser = &last;
+    for (const auto& [p, r] : t.joined)
+      if (!raisers.empty() && r.persona == raisers.front()) raiser = &r;
+    // Who repairs: the implementer for a concern in words, the findings'
+    // owner (lane::finding_owner) for findings alone.
+    std::vector<std::string> files;
+    bool words = false;
+    for (const auto& c : tr.items) {
+      if (tr.actionable() && c.kind == ConcernKind::observational) continue;
+      if (c.finding)
+        files.push_back(c.file);
+      else
+        words = true;
+    }
+    std::string owner = lane::finding_owner(words ? std::vector<std::string>{} : files,
                                             test_artifacts(t.id), test_writer(), implementer(t.id));
-    return start_repair(t, f, last.detail(),
+    Json detail = raiser->detail();
+    detail["concern_triage"] = tr.to_json();
+    auto items = tr.actionable() ? tr.texts(true) : tr.texts(false);
+    return start_repair(t, items, std::move(detail),
                         "Repair these verification findings: ", lane::route::kConcernsActionable,
                         owner);
   }
+  record_concerns(t, tr);
   Json statuses = Json::object();
   for (const auto& [p, r] : t.joined) statuses[p] = r.status;
   Json detail{{"agent_handle", last.handle}, {"statuses", statuses}};
-  const GraphNode* n = run_.walker.graph().node(t.node);
-  if (n && n->evidence == kEvidenceCheckPasses) return green_gate(t, last, std::move(detail));
-  return take(t, lane::route::kDone, lane::done_event(t.node), std::move(detail));
+  std::string_view route = lane::route::kDone;
+  if (!tr.items.empty()) {
+    detail["concern_triage"] = tr.to_json();
+    route = lane::route::kConcernsObservational;
+  }
+  if (n && n->evidence == kEvidenceCheckPasses)
+    return green_gate(t, last, std::move(detail), route);
+  return take(t, route, lane::done_event(t.node), std::move(detail));
 }
 
 Status TaskLane::start_repair(TaskRun& t, std::vector<std::string> findings, Json detail,
@@ -400,7 +433,7 @@ Status TaskLane::start_repair(TaskRun& t, std::vector<std::string> findings, Jso
 }
 
 Status TaskLane::stop(TaskRun& t, const PersonaResult& r) {
-  std::vector<std::string> pointers;
+  ContextFound found;
   if (r.status == "NEEDS_CONTEXT") {
     std::vector<std::pair<std::string, std::string>> results;
     for (const auto& [oid, o] : tasks_) {
@@ -408,14 +441,17 @@ Status TaskLane::stop(TaskRun& t, const PersonaResult& r) {
       for (const auto& p : task_personas(oid, false))
         if (auto j = load_json_file(run_.layout.result(p, oid)); j && j->is_object()) {
           const Json& res = (*j)["result"];
-          results.emplace_back(oid + "/" + p, json_str(res, "summary") + "\n" +
-                                                  join(json_str_list(res, "evidence"), "\n"));
+          results.emplace_back(
+              run_.layout.result(p, oid),
+              json_str(res, "summary") + "\n" + join(json_str_list(res, "evidence"), "\n"));
         }
     }
-    pointers = find_context(r.missing_context, gather_context(run_, r.missing_context, results));
+    DG_TRY(found, look_for_context(run_, t.id, t.node, r, std::move(results)));
   }
-  auto decision =
-      decide(run_.walker, t.node, r, spent_budgets(run_.journal.task_cursor(t.id)), pointers);
+  auto decision = decide(run_.walker, t.node, r, spent_budgets(run_.journal.task_cursor(t.id)),
+                         found.pointers, found.searched);
+  decision.search = found.record;
+  decision.researcher_runs = found.researcher_runs;
   DG_TRY(auto where, pass(run_, kLane, t.id, t.node, decision, r.detail()));
   std::string extra =
       r.missing_context.empty()

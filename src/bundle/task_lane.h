@@ -23,9 +23,11 @@
 //   else parks the task for a person with the paths held out of every
 //   commit (footprint_outside). A path nobody listed is never committed
 //   under the task.
-// - Results become routes: done; concerns_actionable while repair cycles
-//   remain (repair_task's persona is the findings' owner); concerns
-//   observational otherwise (recorded in the result); BLOCKED and
+// - Results become routes: done; concerns_actionable for a correctness or
+//   scope concern (bundle/triage.h) while repair cycles remain
+//   (repair_task's persona is the findings' owner); concerns_observational
+//   for observational ones, recorded in the result with the persona that
+//   raised them and on the move's `concern_triage`; BLOCKED and
 //   NEEDS_CONTEXT go through the recovery nodes (bundle/recovery.h). The
 //   lane's completion node (commit_task) is moved onto after its work, with
 //   TASK_COMMITTED.
@@ -68,6 +70,7 @@
 #include "bundle/evidence.h"
 #include "bundle/gates.h"
 #include "bundle/recovery.h"
+#include "bundle/triage.h"
 #include "schedule/schedule.h"
 #include "util/expected.h"
 
@@ -130,7 +133,11 @@ class TaskLane {
   CheckRun run_check(const std::string& id, const std::vector<CheckCommand>& cmds);
   Status red_gate(TaskRun& t, const PersonaResult& r, std::string_view route,
                   std::string_view event);
-  Status green_gate(TaskRun& t, const PersonaResult& last, Json detail);
+  // `route`: done, or concerns_observational when observational concerns
+  // ride on the move.
+  Status green_gate(TaskRun& t, const PersonaResult& last, Json detail, std::string_view route);
+  // Observational concerns, into the bundle's result with who raised them.
+  void record_concerns(const TaskRun& t, const Triage& tr);
   Status send_back(TaskRun& t, const PersonaResult& r, const std::string& why);
   Status block(TaskRun& t, const std::string& why);
   Status adopt_cursors();

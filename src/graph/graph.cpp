@@ -525,6 +525,13 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
     const Json& guards = at(*it, "guards");
     DG_TRY(n.max_cycles, r.integer(at(guards, "max_cycles"), field + ".guards.max_cycles", 0));
     DG_TRY(n.max_retries, r.integer(at(guards, "max_retries"), field + ".guards.max_retries", 0));
+    DG_TRY(n.max_pointers,
+           r.integer(at(guards, "max_pointers"), field + ".guards.max_pointers", 0));
+    DG_TRY(n.max_researcher_runs,
+           r.integer(at(guards, "max_researcher_runs"), field + ".guards.max_researcher_runs", 0));
+    for (auto [key, value] : {std::pair<const char*, int>{"max_pointers", n.max_pointers},
+                              {"max_researcher_runs", n.max_researcher_runs}})
+      if (value < 0) return r.bad(field + ".guards." + key, "0 or more");
     g.nodes.push_back(std::move(n));
   }
 

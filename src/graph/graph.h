@@ -38,6 +38,10 @@ struct GraphNode {
   std::vector<std::pair<std::string, std::string>> routes;  // in file order
   int max_cycles = 0;
   int max_retries = 0;
+  // context_recovery's budgets (guards): the pointers handed back at most,
+  // and the researcher launches (its `dispatches`) per cursor; 0 when unset.
+  int max_pointers = 0;
+  int max_researcher_runs = 0;
   // The evidence code requires before the node's done route is taken:
   // "check_fails" (the test writer's check, run by devgraph, fails),
   // "check_passes" (it passes), or "" (none beyond the result).

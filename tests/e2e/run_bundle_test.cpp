@@ -16,8 +16,8 @@
 #include <set>
 #include <sstream>
 
-#include "support/build_paths.h"
 #include "bundle/run.h"
+#include "support/build_paths.h"
 #include "support/run_bundle_fixture.h"
 #include "support/run_scenario.h"
 #include "support/test_util.h"
@@ -644,7 +644,8 @@ TEST_F(RunBundle, MissingContextTheRunCanAnswerIsRecoveredBeforeAnyHuman) {
   EXPECT_EQ(events()[recovered[0]]["detail"]["lane_from"], "context_recovery");
   EXPECT_EQ(events()[recovered[0]]["detail"]["lane_to"], "write_tdd");
   std::string found = test::slurp(bundle_dir + "/tasks/T2/context.md");
-  EXPECT_NE(found.find("farewell: the plan, line"), std::string::npos) << found;
+  EXPECT_NE(found.find("- docs/develop/plans/b1.md:"), std::string::npos) << found;
+  EXPECT_NE(found.find("farewell"), std::string::npos) << found;
   EXPECT_TRUE(find("AWAITING_HUMAN").empty());
 }
 
@@ -659,11 +660,55 @@ TEST_F(RunBundle, MissingContextNothingAnswersWaitsForAHumanAtOnce) {
   auto r = run();
   expect_blocked(r, "T1");
   EXPECT_EQ(calls("tdd-writer T1 launch"), 1u) << "relaunched with nothing new to say";
+  // One read-only researcher looked first; its answer named no line.
+  EXPECT_EQ(find("PERSONA_DISPATCHED", {{"persona", "researcher"}, {"task", "T1"}}).size(), 1u);
   auto waiting = find("AWAITING_HUMAN", {{"task", "T1"}});
   ASSERT_EQ(waiting.size(), 1u);
   EXPECT_EQ(events()[waiting[0]]["detail"]["lane_from"], "context_recovery");
   EXPECT_EQ(task_cursor("T1")["status"], "waiting_human");
   EXPECT_EQ(task_cursor("T2")["status"], "complete");
+  // What was searched is in the reason the inbox shows.
+  std::string why = task_cursor("T1")["recovery_why"];
+  EXPECT_NE(why.find("git grep: colour, moon"), std::string::npos) << why;
+  EXPECT_NE(why.find("researcher: not in the repository"), std::string::npos) << why;
+}
+
+TEST_F(RunBundle, APlannersQuestionInItsOwnWordsIsAnsweredFromTheRepositorysDocs) {
+  // The repository says it; the planner asks in its own words, once.
+  one_task();
+  test::write_text(worktree + "/README.md",
+                   "words\n\nConventions: [docs/conventions.md](docs/conventions.md).\n");
+  test::write_text(worktree + "/docs/conventions.md",
+                   "# Conventions\n\nDates in reports use ISO 8601 (YYYY-MM-DD).\n");
+  sh(worktree, {"git", "add", "--", "README.md", "docs/conventions.md"});
+  sh(worktree, {"git", "commit", "-q", "-m", "docs: conventions"});
+  Json asks = {{"status", "NEEDS_CONTEXT"},
+               {"summary", "which date format?"},
+               {"evidence", Json::array()},
+               {"missing_context", Json::array({"Which date format should the report use?"})}};
+  Json planned = scenario["personas"]["planner"].back();
+  // Call 2 plans only when its prompt points at the line; any other asks again.
+  Json second = planned;
+  second["call"] = 2;
+  second["dispatch_contains"] = "docs/conventions.md:3: Dates in reports use ISO 8601";
+  prepend("planner", {{"after_call", 1}, {"result", asks}});
+  prepend("planner", second);
+  prepend("planner", {{"call", 1}, {"result", asks}});
+  auto r = run();
+  expect_done(r);
+  EXPECT_EQ(calls("planner - launch"), 2u);
+  EXPECT_TRUE(find("PERSONA_DISPATCHED", {{"persona", "researcher"}}).empty())
+      << "the search found it";
+  EXPECT_TRUE(find("AWAITING_HUMAN").empty());
+  auto needs = find("NEEDS_CONTEXT");
+  ASSERT_EQ(needs.size(), 1u);
+  Json search = events()[needs[0]]["detail"]["context_search"];
+  EXPECT_EQ(search["questions"], Json::array({"Which date format should the report use?"}));
+  EXPECT_EQ(search["terms"], Json::array({"date", "format", "report"}));
+  ASSERT_FALSE(search["found"].empty());
+  EXPECT_EQ(search["found"][0].get<std::string>().rfind("- docs/conventions.md:3: ", 0), 0u)
+      << search.dump();
+  EXPECT_EQ(find("RECOVERED").size(), 1u);
 }
 
 TEST_F(RunBundle, VerifierFindingsAboutTheTestAreRepairedByTheTestWriter) {

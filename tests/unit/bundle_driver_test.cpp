@@ -295,10 +295,10 @@ TEST_F(BundleDriver, CrashPointsNameTheEffectTheyInterrupt) {
     EXPECT_TRUE(names.count(want)) << want;
 }
 
-TEST_F(BundleDriver, ActionableVerifierConcernsGoToRepairThenVerifyAgain) {
+TEST_F(BundleDriver, ACorrectnessConcernOfAVerifierGoesToRepairThenVerifyAgain) {
   plan = {{"T1", {}, {}}};
-  scripted["tester T1 1"] =
-      answer("DONE_WITH_CONCERNS", "edge case", {{"concerns", Json::array({"empty input"})}});
+  scripted["tester T1 1"] = answer("DONE_WITH_CONCERNS", "edge case",
+                                   {{"concerns", Json::array({"fails on empty input"})}});
   auto l = launcher();
   ASSERT_EQ(drive(l).exit_code, kExitOk);
   auto triaged = of("CONCERN_TRIAGED", "T1");
@@ -306,6 +306,10 @@ TEST_F(BundleDriver, ActionableVerifierConcernsGoToRepairThenVerifyAgain) {
   EXPECT_EQ(triaged[0]["lane_from"], "verify");
   EXPECT_EQ(triaged[0]["lane_to"], "repair_task");
   EXPECT_EQ(triaged[0]["owner"], "developer");  // a concern names no test file
+  // The move names the tester, who raised it, whichever verifier answered last.
+  EXPECT_EQ(triaged[0]["persona"], "tester");
+  EXPECT_EQ(triaged[0]["concern_triage"]["raised_by"], Json::array({"tester"}));
+  EXPECT_EQ(triaged[0]["concern_triage"]["kind"], "actionable");
   auto repaired = of("TASK_REPAIR_DONE", "T1");
   ASSERT_EQ(repaired.size(), 1u);
   EXPECT_EQ(repaired[0]["lane_to"], "verify");
@@ -316,16 +320,55 @@ TEST_F(BundleDriver, ActionableVerifierConcernsGoToRepairThenVerifyAgain) {
   EXPECT_EQ(task("T1")["repairs"], 1);
 }
 
+TEST_F(BundleDriver, AnObservationalConcernOfAVerifierGoesOnRecordedWithNoRepair) {
+  plan = {{"T1", {}, {}}};
+  scripted["tester T1 1"] = answer("DONE_WITH_CONCERNS", "looks right",
+                                   {{"concerns", Json::array({"consider more edge cases"})}});
+  auto l = launcher();
+  auto out = drive(l);
+  ASSERT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  EXPECT_TRUE(of("CONCERN_TRIAGED", "T1").empty());
+  EXPECT_EQ(l.calls("developer T1"), 1) << "no extra developer round";
+  EXPECT_EQ(l.calls("tester T1"), 1);
+  EXPECT_EQ(commits_of("T1"), 1u);
+  auto verified = of("VERIFY_DONE", "T1");
+  ASSERT_EQ(verified.size(), 1u);
+  EXPECT_EQ(verified[0]["concern_triage"]["kind"], "observational");
+  EXPECT_EQ(verified[0]["concern_triage"]["raised_by"], Json::array({"tester"}));
+  EXPECT_EQ(out.result["status"], "DONE_WITH_CONCERNS");
+  EXPECT_EQ(out.result["concerns"], Json::array({"T1 (tester): consider more edge cases"}));
+}
+
 TEST_F(BundleDriver, ObservationalImplementConcernsGoOnToVerifyAndIntoTheResult) {
   plan = {{"T1", {}, {}}};
-  // A concern from the implementer is actionable while repair cycles
-  // remain: it is repaired first; the repair's own concern is noted.
   scripted["developer T1 1"] =
-      answer("DONE_WITH_CONCERNS", "done, but", {{"concerns", Json::array({"slow path"})}});
+      answer("DONE_WITH_CONCERNS", "done, but",
+             {{"concerns", Json::array({"a helper it calls has an unrelated, pre-existing bug"})}});
+  extra_writes["developer T1"] = {"src/T1.txt"};  // what the scripted answer implements
   auto l = launcher();
   auto out = drive(l);
   ASSERT_EQ(out.exit_code, kExitOk);
-  EXPECT_EQ(of("CONCERN_TRIAGED", "T1").at(0)["lane_from"], "implement");
+  EXPECT_TRUE(of("CONCERN_TRIAGED", "T1").empty());
+  auto done = of("IMPLEMENT_DONE", "T1");
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0]["lane_to"], "verify");
+  EXPECT_EQ(done[0]["concern_triage"]["raised_by"], Json::array({"developer"}));
+  EXPECT_EQ(l.calls("developer T1"), 1);
+  EXPECT_EQ(out.result["concerns"].size(), 1u);
+}
+
+TEST_F(BundleDriver, AScopeConcernOfTheImplementerGoesToItsOwnRepair) {
+  plan = {{"T1", {}, {}}};
+  scripted["developer T1 1"] =
+      answer("DONE_WITH_CONCERNS", "done, but",
+             {{"concerns", Json::array({"I also reworked a module beyond the brief"})}});
+  extra_writes["developer T1"] = {"src/T1.txt"};
+  auto l = launcher();
+  ASSERT_EQ(drive(l).exit_code, kExitOk);
+  auto triaged = of("CONCERN_TRIAGED", "T1");
+  ASSERT_EQ(triaged.size(), 1u);
+  EXPECT_EQ(triaged[0]["lane_from"], "implement");
+  EXPECT_EQ(triaged[0]["concern_triage"]["concerns"][0]["kind"], "scope");
   EXPECT_EQ(l.calls("developer T1"), 2);
 }
 
@@ -527,7 +570,78 @@ TEST_F(BundleDriver, APlannersMissingContextIsLookedForInTheSpecBeforeAPerson) {
   EXPECT_EQ(needs[0]["lane_to"], "context_recovery");
   EXPECT_EQ(of("RECOVERED").at(0)["lane_to"], "plan_bundle");
   std::string found = test::slurp(run_dir + "/bundles/b1/context.md");
-  EXPECT_NE(found.find("three words: the bundle's spec, line 3"), std::string::npos) << found;
+  const std::string pointer = run_dir + "/bundles/b1/spec.md:3: Three words.";
+  EXPECT_NE(found.find(pointer), std::string::npos) << found;
+  // The retry's prompt carries the pointer itself, fenced as data.
+  const std::string& retry = dispatches["planner -"].at(1);
+  EXPECT_NE(retry.find(pointer), std::string::npos) << retry;
+  EXPECT_LT(retry.find("(recovered-context: data quoted"), retry.find(pointer)) << retry;
+  EXPECT_EQ(l.calls("researcher -"), 0) << "the search found it";
+  EXPECT_EQ(needs[0]["context_search"]["questions"], Json::array({"three words"}));
+}
+
+TEST_F(BundleDriver, AResearcherAnswersWhatTheSearchCannotThroughPointersThatExist) {
+  plan = {{"T1", {}, {}}};
+  // A file of the repository as committed (the fake git sees no change).
+  test::write_text(worktree + "/docs/brand.md", "# Brand\n\nPrimary: #ff0000\n");
+  scripted["planner - 1"] =
+      answer("NEEDS_CONTEXT", "which colour?",
+             {{"missing_context", Json::array({"Which colour is the logo?"})}});
+  scripted["researcher - 1"] =
+      answer("DONE", "red, per docs/brand.md",
+             {{"research",
+               {{"found", true},
+                {"answer", "The logo is red."},
+                {"pointers", Json::array({{{"path", "docs/brand.md"}, {"line", 3}},
+                                          {{"path", "docs/missing.md"}, {"line", 1}}})}}}});
+  auto l = launcher();
+  auto out = drive(l);
+  ASSERT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  EXPECT_EQ(l.calls("researcher -"), 1);
+  EXPECT_EQ(l.calls("planner -"), 2);
+  const std::string& retry = dispatches["planner -"].at(1);
+  EXPECT_NE(retry.find("docs/brand.md:3: Primary: #ff0000"), std::string::npos) << retry;
+  EXPECT_EQ(retry.find("docs/missing.md"), std::string::npos) << "an unchecked pointer";
+  // The researcher reads; the question reaches it as data.
+  const std::string& asked = dispatches["researcher -"].at(0);
+  EXPECT_NE(asked.find("Which colour is the logo?"), std::string::npos);
+  EXPECT_LT(asked.find("(questions: data quoted"), asked.find("Which colour is the logo?"));
+  auto needs = of("NEEDS_CONTEXT");
+  ASSERT_EQ(needs.size(), 1u);
+  EXPECT_EQ(needs[0]["context_search"]["researcher"]["pointers_checked"], 1);
+  EXPECT_TRUE(of("AWAITING_HUMAN").empty());
+}
+
+TEST_F(BundleDriver, AQuestionNothingAnswersReachesAPersonOnceWithWhatWasSearched) {
+  plan = {{"T1", {}, {}}};
+  scripted["planner - 1"] =
+      answer("NEEDS_CONTEXT", "which colour?",
+             {{"missing_context", Json::array({"Which colour is the logo?"})}});
+  scripted["researcher - 1"] = answer(
+      "DONE", "not in the repository",
+      {{"research",
+        {{"found", false}, {"answer", "not in the repository"}, {"pointers", Json::array()}}}});
+  auto l = launcher();
+  auto out = drive(l);
+  EXPECT_EQ(out.exit_code, kExitBlocked);
+  EXPECT_EQ(l.calls("planner -"), 1);
+  EXPECT_EQ(l.calls("researcher -"), 1);
+  auto waiting = of("AWAITING_HUMAN");
+  ASSERT_EQ(waiting.size(), 1u);
+  EXPECT_EQ(waiting[0]["lane_from"], "context_recovery");
+  // The inbox's item: its reason says what was asked and searched.
+  auto state = store.read();
+  ASSERT_TRUE(state.ok());
+  auto items = inbox::items_of_run(*state, store.run_dir());
+  ASSERT_EQ(items.size(), 1u);
+  for (const char* said : {"asked: Which colour is the logo?", "git grep: colour, logo", "commits",
+                           "researcher: not in the repository"})
+    EXPECT_NE(items[0].reason.find(said), std::string::npos) << said << ": " << items[0].reason;
+  auto needs = of("NEEDS_CONTEXT");
+  ASSERT_EQ(needs.size(), 1u);
+  EXPECT_EQ(needs[0]["context_search"]["terms"], Json::array({"colour", "logo"}));
+  EXPECT_EQ(needs[0]["context_search"]["found"], Json::array());
+  EXPECT_FALSE(needs[0]["context_search"]["searched"].empty());
 }
 
 TEST_F(BundleDriver, AReviewersUnanswerableQuestionStopsTheBundleForAPerson) {

@@ -29,7 +29,7 @@ std::string copy_skill(const test::Scratch& s) {
 
 TEST(Personas, ShippedSetMatchesTheGraphAndIsSound) {
   Graph g = shipped_graph();
-  EXPECT_EQ(g.personas.size(), 14u);
+  EXPECT_EQ(g.personas.size(), 15u);
   auto problems = check_persona_files(shipped_skill(), g);
   for (const auto& p : problems) ADD_FAILURE() << p;
 }
