@@ -3,11 +3,15 @@
 // first; then the fixer closes the gaps, one commit per gap, a separate
 // re-reviewer judges again, and a loop that cannot finish is diagnosed.
 // The loop's files go to <develop_home>/fix/<branch slug>/<utc>/ (or
-// --out); the escalations a branch has used are counted there across runs.
+// --out), "<utc>-N" when that one exists; the escalations a branch has used
+// are counted there across runs, and the next run starts at the step they
+// reached.
 //
 // Exit codes: 0 SHIP, 2 stopped for a person, blocked or sent back to
 // planning (the record says which), 1 a failure, 3 a usage or placement
 // error (nothing run), 128+N stopped by signal N.
+#include <filesystem>
+
 #include "agents/backend.h"
 #include "bundle/placement.h"
 #include "cli/verbs.h"
@@ -238,12 +242,34 @@ int verb_fix(const VerbArgs& args) {
   req.subject = "branch " + branch;
   std::string slug = guard::branch_slug(branch);
   std::string home = join_path(join_path(develop_home, "fix"), slug);
-  req.dir = a->get("out") ? absolute_path(*a->get("out"))
-                          : join_path(home, utc_stamp(system_clock().wall()));
-  // The raises this branch has used in earlier runs.
+  if (auto o = a->get("out")) {
+    req.dir = absolute_path(*o);
+  } else {
+    // A record directory of its own: a second run in the same second gets
+    // "<utc>-2", never the first's files.
+    const std::string stamp = join_path(home, utc_stamp(system_clock().wall()));
+    std::error_code ec;
+    std::filesystem::create_directories(home, ec);
+    for (int i = 1; i < 1000; ++i) {
+      std::string candidate = i == 1 ? stamp : stamp + "-" + std::to_string(i);
+      if (std::filesystem::create_directory(candidate, ec)) {
+        req.dir = candidate;
+        break;
+      }
+      if (ec) break;
+    }
+    if (req.dir.empty()) return refuse("cannot make a record directory under " + home);
+  }
+  // The raises this branch has used in earlier runs, and the step they
+  // reached: the run starts there unless --model says otherwise.
   const std::string escalations = join_path(home, "escalations.json");
-  if (auto e = load_json_file(escalations); e && e->is_object())
+  if (auto e = load_json_file(escalations); e && e->is_object()) {
     req.raises_used = static_cast<int>(e->value("raises_used", 0LL));
+    if (!req.model && e->contains("model") && (*e)["model"].is_string())
+      req.model = (*e)["model"].get<std::string>();
+    if (!req.effort && e->contains("effort") && (*e)["effort"].is_string())
+      req.effort = (*e)["effort"].get<std::string>();
+  }
 
   req.on_log = [](const Json& rec) { err() << "devgraph fix: " << dump_py(rec) << "\n"; };
   fix::RuntimePersonas personas(*graph, *skill, worktree, flags);

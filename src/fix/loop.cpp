@@ -30,6 +30,21 @@ struct Loop {
   int granted = 0;  // loops beyond max_loops a route gave
   bool context_given = false, env_retried = false;
   std::string context_text;
+  std::vector<Validation> last_validations;  // the last fix's, shown to the re-reviewer
+
+  static bool red(const Validation& v) { return v.timed_out || v.exit_code != 0; }
+
+  // A red validation is a gap of its own: it holds the branch back like a
+  // blocking review gap, whatever the reviewer said.
+  static Gap validation_gap(const Validation& v) {
+    Gap g;
+    g.severity = Severity::high;
+    g.file = "validation";
+    g.description = "the validation command `" + one_line(v.command) + "` " +
+                    (v.timed_out ? std::string("timed out")
+                                 : "exited " + std::to_string(v.exit_code));
+    return g;
+  }
 
   void log(const std::string& event, Json fields = Json::object()) {
     fields["event"] = event;
@@ -60,6 +75,19 @@ struct Loop {
     if (n > 0)
       previous = "The gaps of the previous review are at `" +
                  join_path(loop_dir(n - 1), "gaps.md") + "`; judge the branch, not that list.";
+    if (!final_gate) {
+      std::string shown;
+      for (const auto& val : last_validations)
+        if (red(val))
+          shown += "`" + one_line(val.command) + "` " +
+                   (val.timed_out ? std::string("timed out")
+                                  : "exited " + std::to_string(val.exit_code)) +
+                   "; its output ends:\n" +
+                   templates::fence_data("validation output", val.output_tail) + "\n";
+      if (!shown.empty())
+        previous += "\n\nThe validation devgraph ran after the fix failed; a red validation "
+                    "is a blocking gap until it passes:\n" + shown;
+    }
     if (final_gate)
       previous =
           "You are the final gate: a second review, independent of the one that found "
@@ -233,6 +261,11 @@ struct Loop {
     if (!context_text.empty())
       dispatch += "\n\nWhat the previous attempt said it was missing, gathered by devgraph:\n" +
                   templates::fence_data("gathered context", context_text) + "\n";
+    for (const auto& val : last_validations)
+      if (red(val))
+        dispatch += "\n\nThe validation `" + one_line(val.command) +
+                    "` failed after the last fix; its output ends:\n" +
+                    templates::fence_data("validation output", val.output_tail) + "\n";
     PersonaCall call{"fix",      req.rules.fixer,        dispatch, req.backend, out.model,
                      out.effort, join_path(dir, "fixer")};
     DG_TRY(auto a, personas.run(call));
@@ -262,7 +295,14 @@ struct Loop {
     attempt.validations = validate();
     if (interrupted) return fail(ErrorKind::interrupted, "stopped by a signal", 128 + interrupted);
     DG_CHECK(save(join_path(dir, "validation.json"), validations_json(attempt.validations)));
+    last_validations = attempt.validations;
     DG_TRY(auto next, review(n));
+    if (next.verdict != Verdict::blocked)
+      for (const auto& val : attempt.validations)
+        if (red(val)) {
+          next.gaps.push_back(validation_gap(val));
+          next.verdict = Verdict::fix_first;
+        }
     attempt.gaps_after = blocking(next);
     attempts.push_back(std::move(attempt));
     out.loops = n;
@@ -339,6 +379,8 @@ struct Loop {
         stop("needs_person",
              "a person decides: the diagnosis was not accepted (" + one_line(reason) + ")",
              "why do these gaps survive, and what should happen next?");
+        // An earlier diagnosis of this run is not this stop's cause.
+        out.diagnosis.reset();
         log("diagnosis_refused", Json{{"reason", reason}});
         return false;
       }
@@ -476,7 +518,7 @@ struct Loop {
       rep.gap = g;
       if (open.count(gap_key(g)))
         rep.status = "open";
-      else if (judged)
+      else if (judged && !rep.commits.empty())
         rep.status = "fixed";
       else if (rep.status != "failed" && rep.status != "skipped")
         rep.status = "unverified";
@@ -492,6 +534,11 @@ struct Loop {
     Review current;
     if (req.review) {
       current = *req.review;
+      // The re-reviewer is pointed at the gaps of the review before it.
+      std::string list;
+      for (const auto& g : current.gaps) list += "- " + render_gap(g) + "\n";
+      DG_CHECK(make_directories(loop_dir(0)));
+      DG_CHECK(write_file_atomic(join_path(loop_dir(0), "gaps.md"), list));
     } else {
       DG_TRY(current, review(0));
     }
@@ -537,7 +584,7 @@ struct Loop {
       in.diagnosis = out.diagnosis;
       in.route = out.route + (out.question.empty() ? "" : " (" + out.question + ")");
       in.attempts = out.loops;
-      in.max_attempts = req.rules.max_loops;
+      in.max_attempts = req.rules.max_loops + granted;
       in.escalations = out.raises_used;
       in.max_escalations = req.escalation.max_raises;
       in.appeal = appeal;

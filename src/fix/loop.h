@@ -20,7 +20,10 @@
 //   ever pushed.
 // - The validation commands run as argv in the worktree (timeout, bounded
 //   output) after every fix; what they showed is evidence, whatever the
-//   fixer claimed.
+//   fixer claimed. A red one (non-zero exit, timeout) is a blocking gap of
+//   its own (file "validation") added to the re-review's verdict, so it is
+//   never SHIP; its output goes, fenced as data, to the re-reviewer and to
+//   the next fixer.
 // - Stops: SHIP ends it (end "ship"). FIX-FIRST loops while loops last
 //   (fix.max_loops, plus one granted by a route below). BLOCKED, loops
 //   spent, or the same blocking gaps twice go to the diagnosis
@@ -49,8 +52,11 @@
 // - The outcome reports each gap of the first review as the tools showed
 //   it: fixed (a commit, and the last review no longer lists it), open
 //   (attempted or not, the last review still lists it), failed or skipped
-//   (the fixer said so and no review cleared it). Never "fixed" on the
-//   fixer's word alone.
+//   (the fixer said so and no review cleared it), unverified (no commit
+//   for it, or no review could judge). Never "fixed" on the fixer's word
+//   alone. With a given review, loop-0/gaps.md holds its gaps. After a
+//   refused diagnosis the record names no earlier cause; its budget counts
+//   the loops a route granted.
 // - Errors are for a loop that cannot run (a template, git refusing a
 //   commit, a stop signal: `interrupted`); a persona that fails is
 //   evidence, not an error.

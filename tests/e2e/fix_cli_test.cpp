@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "support/test_util.h"
+#include "util/clock.h"
 #include "util/fs.h"
 #include "util/json.h"
 
@@ -360,6 +361,139 @@ TEST_F(FixCli, AFinalGateThatDisagreesParksAnAppealAndNeitherVerdictWins) {
   EXPECT_NE(record.find("FIX-FIRST"), std::string::npos) << record;
   // The fix itself stays committed; nothing was undone or pushed.
   EXPECT_EQ(git({"log", "--format=%s", "-1"}), "fix: a.txt says a\n");
+}
+
+TEST_F(FixCli, ARedValidationIsAGapOfItsOwnAndAnUnfixedGapIsNotFixed) {
+  // The validation fails whatever the fixer does; the fixer finds nothing
+  // and changes nothing; the re-reviewer, shown the red validation, lists
+  // no gap of its own.
+  test::write_text(worktree + "/check.sh", "echo RED-CHECK-OUTPUT\nexit 1\n");
+  sh(worktree, {"git", "commit", "-q", "-am", "a failing check"});
+  test::write_text(s / "review.md", "- [HIGH] the parser drops the last line — src/a.txt:1\n");
+  rule("developer", {{"result", result("DONE", "could not find the bug")}});
+  when("code-reviewer", "RED-CHECK-OUTPUT", {{"result", review(Json::array())}});
+  rule("code-reviewer", {{"result", result("BLOCKED", "the validation was not shown")}});
+  auto r = fix({"--review", s / "review.md", "--max-loops", "1"});
+  ASSERT_EQ(r.exit_code, 2) << r.out << r.err;  // never SHIP
+  Json res = result_of(r);
+  EXPECT_NE(res["end"], "ship");
+  EXPECT_EQ(res["verdict"], "FIX-FIRST");
+  EXPECT_NE(res["status"], "DONE");
+  // The red validation is a gap of its own, in the record too.
+  EXPECT_NE(test::slurp(out_dir + "/diagnosis.md").find("`sh check.sh` exited 1"),
+            std::string::npos);
+  // Nothing was committed for the parser gap: not "fixed".
+  ASSERT_EQ(res["gaps"].size(), 1u);
+  EXPECT_EQ(res["gaps"][0]["status"], "unverified") << res.dump();
+  EXPECT_EQ(res["gaps"][0]["commits"], Json::array());
+  // The re-reviewer was pointed at the given review's gaps, and they are there.
+  std::string gaps = test::slurp(out_dir + "/loop-0/gaps.md");
+  EXPECT_NE(gaps.find("the parser drops the last line"), std::string::npos) << gaps;
+}
+
+TEST_F(FixCli, TheNextFixerIsShownTheRedValidationAsData) {
+  test::write_text(worktree + "/check.sh", "echo RED-CHECK-OUTPUT\nexit 1\n");
+  sh(worktree, {"git", "commit", "-q", "-am", "a failing check"});
+  test::write_text(s / "review.md", "- [HIGH] the parser drops the last line — src/a.txt:1\n");
+  // Loop 2's fixer sees the check's output; it repairs the check.
+  when("developer", "RED-CHECK-OUTPUT",
+       {{"files", Json::array({file("check.sh", "exit 0\n")})},
+        {"result", [] {
+           Json d = result("DONE", "the check is green");
+           d["fixes"] = Json::array({{{"gap", 1}, {"files", {"check.sh"}}}});
+           return d;
+         }()}});
+  rule("developer", {{"result", result("DONE", "could not find the bug")}});
+  rule("code-reviewer", {{"result", review(Json::array())}});
+  auto r = fix({"--review", s / "review.md"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["end"], "ship");
+  EXPECT_EQ(res["loops"], 2);
+  std::string dispatch_gaps = test::slurp(out_dir + "/loop-2/gaps-to-fix.md");
+  EXPECT_NE(dispatch_gaps.find("`sh check.sh` exited 1"), std::string::npos) << dispatch_gaps;
+}
+
+TEST_F(FixCli, TwoRunsInOneSecondKeepRecordDirectoriesOfTheirOwn) {
+  test::write_text(s / "review.md", "- [HIGH] gap one — src/a.txt:1\n");
+  rule("developer", {{"result", result("DONE", "could not find it")}});
+  rule("code-reviewer", {{"result", review({finding("src/a.txt", "gap one")})}});
+  std::vector<std::string> args = {"fix",        "--worktree", worktree,      "--agent",
+                                   "sim",        "--sim-scenario", scenario_path, "--base",
+                                   "main",       "--review",   s / "review.md", "--max-loops", "1"};
+  test::write_text(scenario_path,
+                   dump_py(Json{{"default", {{"result", result("BLOCKED", "no rule")}}},
+                                {"personas", rules}}));
+  auto first = test::run_devgraph(args, env);
+  ASSERT_EQ(first.exit_code, 2) << first.out << first.err;
+  std::string record = result_of(first)["record"].get<std::string>();
+  std::string home = dirname_of(dirname_of(record));
+  // The directories the next minute's runs would be named for already
+  // exist, with another run's files.
+  auto now = std::chrono::system_clock::now();
+  std::vector<std::string> taken;
+  for (int i = 0; i < 60; ++i) {
+    std::string d = home + "/" + utc_stamp(now + std::chrono::seconds(i));
+    if (path_exists(d)) continue;
+    test::write_text(d + "/fix.json", "{\"sentinel\": true}\n");
+    taken.push_back(d);
+  }
+  auto second = test::run_devgraph(args, env);
+  ASSERT_EQ(second.exit_code, 2) << second.out << second.err;
+  std::string second_record = result_of(second)["record"].get<std::string>();
+  EXPECT_NE(second_record, record);
+  EXPECT_TRUE(path_exists(record));
+  for (const auto& d : taken) {
+    EXPECT_EQ(test::slurp(d + "/fix.json"), "{\"sentinel\": true}\n") << d;
+    EXPECT_FALSE(path_exists(d + "/diagnosis.md")) << d;
+  }
+}
+
+TEST_F(FixCli, TheNextRunStartsAtTheStepTheRaisesReached) {
+  for (int i = 0; i <= 3; ++i)
+    when("code-reviewer", "review " + std::to_string(i) + " of",
+         {{"result", review({finding("src/a.txt", "gap " + std::to_string(i))})}});
+  for (const char* m : {"sim-1", "sim-2", "sim-3"})
+    rule("developer", {{"setting", m},
+                       {"files", Json::array({file("src/a.txt", std::string(m) + "\n")})},
+                       {"result", [&] {
+                          Json d = result("DONE", std::string("tried at ") + m);
+                          d["fixes"] = Json::array({{{"gap", 1}, {"files", {"src/a.txt"}}}});
+                          return d;
+                        }()}});
+  rule("diagnostician", {{"result", diagnosis("model-capacity")}});
+  auto r = fix({"--model", "sim-1", "--max-loops", "1"});
+  ASSERT_EQ(r.exit_code, 2) << r.out << r.err;
+  ASSERT_EQ(result_of(r)["model"], "sim-3");
+  // The next run, no --model: it starts at sim-3 and asks for sim-3 -> sim-4.
+  out_dir = s / "out2";
+  r = fix({"--max-loops", "1"});
+  ASSERT_EQ(r.exit_code, 2) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(saved(1, "fixer.json")["model"], "sim-3");
+  EXPECT_EQ(res["model"], "sim-3");
+  ASSERT_TRUE(res.contains("raise_needed")) << res.dump();
+  EXPECT_EQ(res["raise_needed"]["from"], "sim-3");
+  EXPECT_EQ(res["raise_needed"]["to"], "sim-4");
+}
+
+TEST_F(FixCli, ARefusedSecondDiagnosisNamesNoEarlierCauseAndTheBudgetCountsTheGrantedLoop) {
+  // Review 1 finds a new gap (a raise is evidenced), review 2 the same one
+  // again (no new evidence: the second diagnosis is refused).
+  when("code-reviewer", "review 0 of", {{"result", review({finding("src/a.txt", "gap 0")})}});
+  when("code-reviewer", "review 1 of", {{"result", review({finding("src/a.txt", "gap 1")})}});
+  when("code-reviewer", "review 2 of", {{"result", review({finding("src/a.txt", "gap 1")})}});
+  rule("developer", {{"result", result("DONE", "tried")}});
+  rule("diagnostician", {{"result", diagnosis("model-capacity")}});
+  auto r = fix({"--model", "sim-1", "--max-loops", "1"});
+  ASSERT_EQ(r.exit_code, 2) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["loops"], 2);
+  EXPECT_EQ(res["raises_used"], 1);
+  EXPECT_FALSE(res.contains("cause")) << res.dump();
+  std::string record = test::slurp(out_dir + "/diagnosis.md");
+  EXPECT_NE(record.find("## Cause\nnot diagnosed"), std::string::npos) << record;
+  EXPECT_NE(record.find("attempts=2/2"), std::string::npos) << record;
 }
 
 TEST_F(FixCli, BadInputIsOneLineAndNothingRuns) {
