@@ -85,15 +85,28 @@ Expected<inbox::Item> find_item(const std::string& home, const std::string& key,
               key + " does not wait for a person in " + where + " (see `devgraph inbox`)");
 }
 
-std::string what_next(const inbox::Item& item, inbox::AnswerKind kind, const inbox::Answered& a) {
+// The command that continues a run the answer reopened.
+std::string continue_command(const ParsedArgs& a) {
+  std::string repo = a.get_or("repo", ".");
+  return repo == "." ? "`devgraph run`" : "`devgraph run --repo " + repo + "`";
+}
+
+std::string what_next(const inbox::Item& item, inbox::AnswerKind kind, const inbox::Answered& a,
+                      const std::string& command) {
+  // A run that had ended waiting continues only when it is run again.
+  std::string reopened = a.reopened
+                             ? " (run " + item.run_id + " had ended waiting; it is reopened and " +
+                                   command + " continues it)"
+                             : "";
   if (kind == inbox::AnswerKind::reject)
     return "bundle " + item.bundle +
            " is rejected: `devgraph run` will not relaunch it and its work stays where it "
            "stopped" +
-           (a.reopened ? " (run " + item.run_id + " reopened: nothing else waits in it)" : "") +
+           (a.reopened ? " (run " + item.run_id + " reopened: nothing else waits in it; " +
+                             command + " finishes it)"
+                       : "") +
            "; the reason is in " + a.answer_path;
   std::string when = " when `devgraph run` resumes the run";
-  std::string reopened = a.reopened ? " (run " + item.run_id + " reopened)" : "";
   if (a.continues_at)
     return item.key + " will continue at " + *a.continues_at + when + reopened +
            "; the answer is in " + a.answer_path;
@@ -185,7 +198,7 @@ int verb_answer(const VerbArgs& args) {
   RunStore store(item->run_dir, *graph, *schema);
   auto done = inbox::answer(store, *graph, *item, what->first, what->second);
   if (!done) return report(done.error());
-  out() << what_next(*item, what->first, *done) << "\n";
+  out() << what_next(*item, what->first, *done, continue_command(*a)) << "\n";
   return 0;
 }
 

@@ -712,6 +712,7 @@ struct AfterDelivery::Impl {
     std::set<std::string> busy;  // this run's bundles that are not delivered
     for (const auto& b : bundles_of(s))
       if (json_str(b, "status") != "delivered") busy.insert(json_str(b, "branch"));
+    busy.insert(cfg.held_branches.begin(), cfg.held_branches.end());
     if (github()) {
       DG_CHECK(ops.retry("git fetch", [&]() -> Status { return p.repo.fetch_prune(); }));
       DG_TRY(auto merged, retried<std::vector<gh::MergedPr>>("listing merged pull requests", [&] {

@@ -17,7 +17,8 @@
 //     running, the cycle counted), so a kill never spends a cycle twice.
 //   * cleanup_merged removes only what cleanup.h allows (canonical, clean,
 //     merged, pushed; never --force, never -D), never a worktree of a bundle
-//     of this run that is not delivered.
+//     of this run that is not delivered, nor a branch of another run's
+//     bundle that waits for a person (held_branches).
 //   * audit_merged gives each pull request of the window one auditor child
 //     (`devgraph audit-merge`, orchestrator/merge_audit.h) whose result file
 //     makes a relaunch free; a child that ends without one is relaunched
@@ -48,6 +49,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -91,6 +93,9 @@ struct AfterDeliveryConfig {
   // The auditor child of one window entry (`devgraph audit-merge RUN --key K`).
   std::function<DriverSpec(const std::string& key)> audit_driver_for;
   int max_parallel_audits = 3;
+  // Branches of other runs' bundles that wait for a person: cleanup_merged
+  // never takes them, merged-looking or not (orchestrator/ownership.h).
+  std::set<std::string> held_branches;
   // The bundle's own test and build commands, run to reproduce a failing check.
   std::chrono::milliseconds command_timeout{std::chrono::minutes(30)};
   // Local delivery: the head each delivered branch had when it was

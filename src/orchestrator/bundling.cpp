@@ -40,7 +40,8 @@ std::string fnv1a(const std::string& text) {
 
 Eligibility eligible(const std::vector<issues::Issue>& open, const IntakePolicy& policy,
                      const std::set<long long>& closed_by_open_prs,
-                     const std::set<long long>& already_bundled) {
+                     const std::set<long long>& already_bundled,
+                     const std::map<long long, std::string>& held) {
   std::set<long long> parents;
   for (const auto& i : open)
     if (i.state == "open" && i.parent) parents.insert(*i.parent);
@@ -55,6 +56,8 @@ Eligibility eligible(const std::vector<issues::Issue>& open, const IntakePolicy&
       exclude("closed");
     } else if (already_bundled.count(i->number)) {
       exclude("already in a bundle of this run");
+    } else if (auto h = held.find(i->number); h != held.end()) {
+      exclude(h->second);
     } else if (i->branch && !i->branch->empty()) {
       exclude("delivered on " + *i->branch + ", waiting to be merged");
     } else if (!policy.every_open_issue && !has_label(*i, policy.label)) {

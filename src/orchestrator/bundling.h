@@ -10,8 +10,10 @@
 //   without the intake label (unless every open issue is work: local
 //   issues, or --all-issues); an epic itself (the epic label, or the
 //   parent of another open issue); an issue an open pull request already
-//   closes; an issue already in one of this run's bundles. The rest, in
-//   number order, is work.
+//   closes; an issue already in one of this run's bundles; an issue `held`
+//   by a bundle of another run that waits for a person (the reason is the
+//   map's text; orchestrator/ownership.h). The rest, in number order, is
+//   work.
 // - form_bundles() is deterministic: one issue per bundle, except that
 //   issues with the same parent share bundles of at most
 //   max_issues_per_bundle (in number order); a P0 issue ships alone.
@@ -25,6 +27,7 @@
 //   neutralised).
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -55,7 +58,8 @@ struct Eligibility {
 
 Eligibility eligible(const std::vector<issues::Issue>& open, const IntakePolicy& policy,
                      const std::set<long long>& closed_by_open_prs,
-                     const std::set<long long>& already_bundled);
+                     const std::set<long long>& already_bundled,
+                     const std::map<long long, std::string>& held = {});
 
 struct FormedBundle {
   std::string id;  // "b3"

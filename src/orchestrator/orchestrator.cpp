@@ -314,6 +314,7 @@ struct Orchestrator::Impl {
   Json foreign_work(const Json& s) {
     std::set<std::string> ours;
     for (const auto& b : bundles_of(s)) ours.insert(json_str(b, "branch"));
+    ours.insert(cfg.held_branches.begin(), cfg.held_branches.end());
     Json out = Json::array();
     if (auto branches = p.repo.branches("develop/"))
       for (const auto& b : *branches)
@@ -337,7 +338,7 @@ struct Orchestrator::Impl {
     DG_CHECK(close_merged(s));
     DG_TRY(Look l, look());
     DG_TRY(s, state());
-    auto el = eligible(l.open, cfg.policy, l.closed_by_prs, taken(s));
+    auto el = eligible(l.open, cfg.policy, l.closed_by_prs, taken(s), cfg.held_issues);
     bool in_flight = false, parked = false;
     for (const auto& b : bundles_of(s)) {
       std::string st = bundle_status(s, b);
@@ -456,7 +457,7 @@ struct Orchestrator::Impl {
       DG_TRY(l, look());
     }
     DG_TRY(Json s, state());
-    auto el = eligible(l.open, cfg.policy, l.closed_by_prs, taken(s));
+    auto el = eligible(l.open, cfg.policy, l.closed_by_prs, taken(s), cfg.held_issues);
     int next_index = next_bundle_index(s);
     auto formed = form_bundles(el.work, p.graph.intake, next_index);
     // Specs first: a kill before the record leaves only files that the
@@ -663,7 +664,7 @@ struct Orchestrator::Impl {
       }
     }
     DG_TRY(s, state());
-    auto el = eligible(l.open, cfg.policy, l.closed_by_prs, taken(s));
+    auto el = eligible(l.open, cfg.policy, l.closed_by_prs, taken(s), cfg.held_issues);
     if (el.work.empty()) return false;
     cache = std::move(l);
     return true;
@@ -790,6 +791,7 @@ struct Orchestrator::Impl {
     ac.audit_driver_for = cfg.audit_driver_for;
     ac.max_parallel_audits = cfg.max_bundles;
     ac.command_timeout = cfg.command_timeout;
+    ac.held_branches = cfg.held_branches;
     ac.next_bundle_index = [this](const Json& s) { return next_bundle_index(s); };
     ac.remember_bundle_index = [this](const Json& s) { return remember_bundle_index(s); };
     ac.delivered_heads = [this] {

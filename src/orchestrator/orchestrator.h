@@ -95,6 +95,12 @@ struct OrchestratorConfig {
   // The auditor child of one audit window entry.
   std::function<DriverSpec(const std::string& key)> audit_driver_for;
   std::chrono::milliseconds command_timeout{std::chrono::minutes(30)};
+  // Work of other runs' bundles that wait for a person
+  // (orchestrator/ownership.h): these issues are never bundled here (the
+  // map's text is why), these branches never cleaned nor reported as
+  // foreign.
+  std::map<long long, std::string> held_issues;
+  std::set<std::string> held_branches;
 };
 
 struct OrchestratorParts {

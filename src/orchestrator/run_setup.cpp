@@ -23,6 +23,7 @@
 #include "orchestrator/after_delivery.h"
 #include "orchestrator/limits.h"
 #include "orchestrator/orchestrator.h"
+#include "orchestrator/ownership.h"
 #include "orchestrator/run_board.h"
 #include "proc/command.h"
 #include "proc/leftovers.h"
@@ -81,6 +82,31 @@ Json dry_run_result(const std::vector<FormedBundle>& formed, const Eligibility& 
   Json excluded = Json::array();
   for (const auto& e : el.excluded) excluded.push_back({{"issue", e.number}, {"why", e.why}});
   return Json{{"status", "DRY_RUN"}, {"bundles", bundles}, {"excluded", excluded}};
+}
+
+// The runs of the repository, newest first, as ownership.h decides over
+// them; a state that cannot be read is left out.
+std::vector<RunView> run_views(const std::string& develop_home) {
+  std::vector<RunView> out;
+  for (const auto& dir : runs_newest_first(develop_home)) {
+    auto text = read_file(dir + "/" + kStateFile);
+    if (!text) continue;
+    auto st = parse_json(*text, dir);
+    if (!st || !st->is_object()) continue;
+    std::string status = json_str(*st, "status");
+    bool unrecorded = (status == "complete" || status == "human_required") &&
+                      path_exists(join_path(dir, kEventsFile)) && !end_recorded(*st, dir);
+    out.push_back(RunView{dir, std::move(*st), unrecorded});
+  }
+  return out;
+}
+
+std::map<long long, std::string> held_reasons(const std::vector<Waiting>& held) {
+  std::map<long long, std::string> out;
+  for (const auto& w : held)
+    for (long long n : w.issues)
+      out.emplace(n, "waiting for a person in run " + w.run_id + " (" + w.key + ")");
+  return out;
 }
 
 }  // namespace
@@ -201,7 +227,10 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
   if (req.dry_run) {
     if (!first_open) return fail("cannot read the issues for a dry run");
     std::set<long long> taken;
-    auto el = eligible(*first_open, policy, *first_prs, taken);
+    auto views = run_views(place.develop_home);
+    auto owned = decide_ownership(views, identity, true);
+    auto el = eligible(*first_open, policy, *first_prs, taken,
+                       owned ? held_reasons(owned->held) : std::map<long long, std::string>{});
     auto formed = form_bundles(el.work, graph.intake, 1);
     RunReport rep;
     rep.result = dry_run_result(formed, el, ceiling);
@@ -229,28 +258,11 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
 
   // The run: the newest unfinished one, or a fresh one. A run at its end
   // whose log does not record it (its orchestrator was killed on the way)
-  // is unfinished: its end is recorded, and nothing else is done.
-  std::string run_dir;
-  bool finishing = false;
-  if (!req.fresh) {
-    for (const auto& dir : runs_newest_first(place.develop_home)) {
-      auto text = read_file(dir + "/" + kStateFile);
-      if (!text) continue;
-      auto st = parse_json(*text, dir);
-      if (!st || !st->is_object()) continue;
-      if (json_str(*st, "mode") == "clean") continue;  // devgraph clean's own
-      std::string status = json_str(*st, "status");
-      bool ended = (status == "complete" || status == "human_required") &&
-                   path_exists(join_path(dir, kEventsFile)) && !end_recorded(*st, dir);
-      if (status != "running" && status != "handoff" && !ended) continue;
-      if (json_str(*st, "repo") != identity)
-        return setup_error("run " + dir + " belongs to " + json_str(*st, "repo") + ", not " +
-                           identity + "; start a new one with --new");
-      run_dir = dir;
-      finishing = ended;
-      break;
-    }
-  }
+  // is unfinished: its end is recorded, and nothing else is done. What
+  // waits for a person in the other runs stays theirs (ownership.h).
+  DG_TRY(Ownership owned, decide_ownership(run_views(place.develop_home), identity, req.fresh));
+  std::string run_dir = owned.resume;
+  bool finishing = owned.finishing;
   // A new run is named by the UTC second it starts in.
   std::string fresh;
   if (run_dir.empty()) {
@@ -362,6 +374,9 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
   };
   cfg.develop_home = place.develop_home;
   cfg.repo_top = top;
+  cfg.held_issues = held_reasons(owned.held);
+  cfg.held_branches = owned.branches;
+  if (!owned.held.empty()) line(held_line(owned.held));
   cfg.command_timeout = std::chrono::minutes(graph.headless.persona_timeout_minutes);
   {
     DG_TRY(Json now, store.read());
@@ -420,7 +435,26 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
       std::round(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() *
                  10.0) /
       10.0;
+  // What waits for a person in other runs: the run does not end without
+  // it, so `devgraph run` says so and exits as one that waits.
+  bool held =
+      !owned.held.empty() && (o.exit_code == kExitComplete || o.exit_code == kExitHumanRequired);
+  if (held) {
+    rep.result["status"] = "HUMAN_REQUIRED";
+    rep.exit_code = kExitHumanRequired;
+  }
   rep.summary = run_summary(rep.result);
+  if (held) {
+    rep.summary += "  " + held_line(owned.held) + "\n";
+    Json items = Json::array();
+    for (const auto& w : owned.held) {
+      Json item = {{"run_id", w.run_id}, {"run_dir", w.run_dir}, {"bundle", w.bundle},
+                   {"key", w.key},       {"reason", w.reason},   {"issues", w.issues}};
+      items.push_back(item);
+      rep.result["human_required"].push_back(item);
+    }
+    rep.result["waiting_elsewhere"] = items;
+  }
   (void)out;
   return rep;
 }

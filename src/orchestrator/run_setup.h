@@ -11,8 +11,13 @@
 //   with what was asked. Each failure is one line and exit code 3 (usage,
 //   state or placement) or 1 (the issue source could not be read).
 // - Resume by default: the newest run under <develop_home>/runs whose
-//   status is running or handoff; `fresh` starts a new one. A run of
-//   another repository is refused, never continued.
+//   status is running or handoff (a waiting run an answer reopened is
+//   one); `fresh` starts a new one. A run of another repository is
+//   refused, never continued. What waits for a person in the other runs
+//   stays theirs (orchestrator/ownership.h): the run never bundles its
+//   issues nor cleans its branches, and a run that would end complete or
+//   waiting while such work exists ends HUMAN_REQUIRED (exit 2), listing
+//   it in its summary and in RESULT_JSON `waiting_elsewhere`.
 // - One orchestrator per repository: <develop_home>/orchestrator.lock is
 //   held for the whole run.
 // - dry_run reads and prints, and writes nothing at all.

@@ -624,6 +624,104 @@ TEST_F(RunCli, ABundleWhosePersonasKeepFailingParksWhileTheOthersDeliverAndAnAns
   expect_replays_cleanly(dir);
 }
 
+// b1's planner asks a question (no commit on its branch) and b2's
+// developer is blocked (its test is committed), each until a dispatch holds
+// XYZZY: the run ends waiting for both. A plain `devgraph run` before any
+// answer starts a run for new issues only: it forms no bundle for theirs,
+// launches no persona, cleans neither branch nor worktree, lists them and
+// exits 2. After the answers the next run continues the waiting run.
+TEST_F(RunCli, BundlesWaitingForAPersonStayTheirRunsUntilAnsweredThenThatRunDeliversBoth) {
+  file_issue("alpha");
+  file_issue("beta");
+  test::write_text(scenario, dump_py(test::two_waiting_scenario(), 2));
+  auto first = run();
+  ASSERT_EQ(first.exit_code, 2) << first.out << first.err;
+  Json res = result_of(first);
+  std::string dir = run_dir(res);
+  ASSERT_EQ(res["human_required"].size(), 2u) << dump_py(res);
+  auto keys_of = [&](const Json& items) {
+    std::vector<std::string> keys;
+    for (const auto& i : items) keys.push_back(json_str(i, "key"));
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  };
+  auto inbox_items = [&] {
+    auto inbox = devgraph({"inbox", "--json"});
+    EXPECT_EQ(inbox.exit_code, 0) << inbox.err;
+    return *parse_json(inbox.out, "inbox");
+  };
+  ASSERT_EQ(keys_of(inbox_items()), (std::vector<std::string>{"b1", "b2/T1"}));
+  std::string branches_before = branches();
+  ASSERT_NE(branches_before.find("develop/b1-"), std::string::npos) << branches_before;
+  ASSERT_NE(branches_before.find("develop/b2-"), std::string::npos) << branches_before;
+  Json st = state_of(dir);
+  std::vector<std::string> worktrees;
+  for (const auto& b : st["bundles"]) worktrees.push_back(json_str(b, "worktree"));
+  ASSERT_EQ(worktrees.size(), 2u);
+  for (const auto& w : worktrees) ASSERT_TRUE(is_directory(w)) << w;
+  std::string prompts_before =
+      test::entries(dir + "/bundles/b1/prompts") + test::entries(dir + "/bundles/b2/prompts");
+
+  // A plain run before any answer, with one new issue: a new run takes it
+  // and nothing else.
+  file_issue("gamma");
+  auto plain = run();
+  ASSERT_EQ(plain.exit_code, 2) << plain.out << plain.err;
+  Json p = result_of(plain);
+  EXPECT_EQ(p["status"], "HUMAN_REQUIRED");
+  std::string other = run_dir(p);
+  EXPECT_NE(other, dir);
+  ASSERT_EQ(p["bundles"].size(), 1u) << dump_py(p);
+  EXPECT_EQ(p["bundles"][0]["issues"], Json::array({3}));
+  EXPECT_EQ(p["bundles"][0]["status"], "delivered");
+  ASSERT_EQ(p["waiting_elsewhere"].size(), 2u) << dump_py(p);
+  EXPECT_EQ(keys_of(p["waiting_elsewhere"]), (std::vector<std::string>{"b1", "b2/T1"}));
+  std::string run_id = json_str(st, "run_id");
+  EXPECT_NE(plain.out.find("waiting for a person in run " + run_id + ": b1 ("), std::string::npos)
+      << plain.out;
+  EXPECT_NE(plain.out.find(", b2/T1 ("), std::string::npos) << plain.out;
+  for (const auto& e : test::read_jsonl(other + "/events.jsonl"))
+    if (e["type"] == "BUNDLES_FORMED") {
+      EXPECT_LE(e["detail"]["bundles"].size(), 1u) << dump_py(e);
+    }
+  EXPECT_EQ(test::entries(other + "/bundles"), "b3\n");
+  std::string branches_after = branches();
+  for (const auto& l : lines_of(branches_before))
+    EXPECT_NE(branches_after.find(l), std::string::npos) << branches_after;
+  for (const auto& w : worktrees) EXPECT_TRUE(is_directory(w)) << w;
+  EXPECT_EQ(test::entries(dir + "/bundles/b1/prompts") + test::entries(dir + "/bundles/b2/prompts"),
+            prompts_before);
+  EXPECT_EQ(state_of(dir)["status"], "human_required");
+  EXPECT_EQ(keys_of(inbox_items()), (std::vector<std::string>{"b1", "b2/T1"}));
+  // Again: still nothing taken twice.
+  auto plain2 = run();
+  ASSERT_EQ(plain2.exit_code, 2) << plain2.out << plain2.err;
+  EXPECT_TRUE(result_of(plain2)["bundles"].empty()) << plain2.out;
+  EXPECT_EQ(inbox_items().size(), 2u);
+
+  auto a1 = devgraph({"answer", "b1", "--text", "the alpha of XYZZY"});
+  ASSERT_EQ(a1.exit_code, 0) << a1.err;
+  EXPECT_NE(a1.out.find("had ended waiting; it is reopened and `devgraph run` continues it"),
+            std::string::npos)
+      << a1.out;
+  auto a2 = devgraph({"answer", "b2/T1", "--text", "the colour is XYZZY"});
+  ASSERT_EQ(a2.exit_code, 0) << a2.err;
+  EXPECT_EQ(inbox_items().size(), 0u);
+
+  auto again = run();
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  Json done_res = result_of(again);
+  EXPECT_EQ(done_res["status"], "COMPLETE");
+  EXPECT_EQ(run_dir(done_res), dir);
+  ASSERT_EQ(done_res["bundles"].size(), 2u) << dump_py(done_res);
+  for (const auto& b : done_res["bundles"]) EXPECT_EQ(b["status"], "delivered") << dump_py(b);
+  size_t resumed = 0;
+  for (const auto& e : test::read_jsonl(dir + "/events.jsonl"))
+    resumed += e["type"] == "RUN_RESUMED";
+  EXPECT_GE(resumed, 1u);
+  expect_replays_cleanly(dir);
+}
+
 TEST_F(RunCli, ARejectedParkedBundleIsClosedAndTheNextRunCompletesWithoutIt) {
   Json res = park_b2();
   std::string dir = run_dir(res);

@@ -958,5 +958,59 @@ TEST_F(RunGithub, AutoMergeRefusedAtCreationIsNotAskedAgainWhenARepairDeliversOn
   expect_replays_cleanly(res);
 }
 
+// Two bundles wait for a person (tests/support/run_scenario.h
+// two_waiting_scenario). A plain `devgraph run` before the answers starts a
+// run for new issues only: no bundle for theirs, no persona, no pull
+// request, their branches and worktrees kept, both listed, exit 2. After
+// the answers the next run continues the waiting run and opens one pull
+// request per bundle.
+TEST_F(RunGithub, BundlesWaitingForAPersonStayTheirRunsUntilAnsweredThenThatRunDeliversBoth) {
+  test::write_text(
+      scenario,
+      dump_py(test::two_waiting_scenario(test::OneTaskScenario{0, std::nullopt, Json(), {}}), 2));
+  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"}),
+                                           gh_issue(2, "beta", {"devgraph"})}));
+  auto first = run();
+  ASSERT_EQ(first.exit_code, 2) << first.out << first.err;
+  Json res = result_of(first);
+  ASSERT_EQ(res["human_required"].size(), 2u) << dump_py(res);
+  Json st = state_of(res);
+  std::vector<std::string> worktrees;
+  for (const auto& b : st["bundles"]) worktrees.push_back(json_str(b, "worktree"));
+  ASSERT_EQ(worktrees.size(), 2u);
+  std::string branches_before = git_out({"branch", "--list", "develop/*"});
+  std::string calls_before = gh_calls();
+  EXPECT_EQ(count_prefixed(calls_before, "pr\tcreate\t"), 0u);
+
+  auto plain = run();
+  ASSERT_EQ(plain.exit_code, 2) << plain.out << plain.err;
+  Json p = result_of(plain);
+  EXPECT_EQ(p["status"], "HUMAN_REQUIRED");
+  EXPECT_NE(json_str(p, "run_dir"), json_str(res, "run_dir"));
+  EXPECT_TRUE(p["bundles"].empty()) << dump_py(p);
+  EXPECT_EQ(p["waiting_elsewhere"].size(), 2u) << dump_py(p);
+  EXPECT_NE(plain.out.find("waiting for a person in run " + json_str(st, "run_id") + ": b1 ("),
+            std::string::npos)
+      << plain.out;
+  EXPECT_EQ(git_out({"branch", "--list", "develop/*"}), branches_before);
+  for (const auto& w : worktrees) EXPECT_TRUE(is_directory(w)) << w;
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tcreate\t"), 0u) << gh_calls();
+  auto inbox = test::run_devgraph({"inbox", "--json"}, env(), repo);
+  ASSERT_EQ(inbox.exit_code, 0) << inbox.err;
+  EXPECT_EQ(parse_json(inbox.out, "inbox")->size(), 2u) << inbox.out;
+
+  for (const char* key : {"b1", "b2/T1"}) {
+    auto a = test::run_devgraph({"answer", key, "--text", "XYZZY is meant"}, env(), repo);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+  }
+  auto again = run();
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  Json done_res = result_of(again);
+  EXPECT_EQ(done_res["status"], "COMPLETE") << again.out;
+  EXPECT_EQ(json_str(done_res, "run_dir"), json_str(res, "run_dir"));
+  expect_one_pr_per_bundle(done_res, {{"b1", {1}}, {"b2", {2}}});
+  expect_replays_cleanly(done_res);
+}
+
 }  // namespace
 }  // namespace devgraph

@@ -78,6 +78,35 @@ Json one_task_scenario(const OneTaskScenario& o) {
   return Json{{"default", rule(Json(), done("{persona} approves"))}, {"personas", personas}};
 }
 
+Json two_waiting_scenario(const OneTaskScenario& options) {
+  Json sc = one_task_scenario(options);
+  Json& planner = sc["personas"]["planner"];
+  Json normal = planner.back();
+  Json told = normal;
+  told["bundle"] = "b1";
+  told["dispatch_contains"] = "XYZZY";
+  planner = Json::array({told,
+                         Json{{"bundle", "b1"},
+                              {"result",
+                               {{"status", "NEEDS_CONTEXT"},
+                                {"summary", "which alpha?"},
+                                {"evidence", Json::array()},
+                                {"missing_context", Json::array({"which alpha is meant"})}}}},
+                         normal});
+  Json& dev = sc["personas"]["developer"];
+  dev.insert(dev.begin(), {Json{{"bundle", "b2"},
+                                {"dispatch_contains", "XYZZY"},
+                                {"files", Json::array({file("src/b2.txt", "b2\n")})},
+                                {"result", done("green once told")}},
+                           Json{{"bundle", "b2"},
+                                {"result",
+                                 {{"status", "BLOCKED"},
+                                  {"summary", "cannot tell which colour the marker is"},
+                                  {"evidence", Json::array()},
+                                  {"blockers", Json::array({"the colour of the marker"})}}}}});
+  return sc;
+}
+
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);

@@ -40,6 +40,11 @@ struct OneTaskScenario {
 // the developer approves.
 Json one_task_scenario(const OneTaskScenario& options = {});
 
+// one_task_scenario() where two bundles wait for a person until a
+// dispatch holds XYZZY: b1's planner asks for context (its branch gets no
+// commit), b2's developer is blocked (its task waits, its test committed).
+Json two_waiting_scenario(const OneTaskScenario& options = {});
+
 // The non-empty lines of `text`.
 std::vector<std::string> lines_of(const std::string& text);
 
