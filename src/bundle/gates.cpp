@@ -7,6 +7,7 @@
 
 #include "bundle/answer.h"
 #include "bundle/critique_gate.h"
+#include "bundle/node_kind.h"
 #include "bundle/recovery.h"
 #include "fix/loop.h"
 #include "fix/personas.h"
@@ -347,8 +348,8 @@ std::string last_round_brief(BundleRun& run, const std::string& name, const std:
   return r ? round_brief(*r, lead) : std::string();
 }
 
-Expected<Step> verify_gate(BundleRun& run, const GateInputs& in, std::string& evidence) {
-  const std::string node = "bundle_verify";
+Expected<Step> verify_gate(BundleRun& run, const GateInputs& in, const std::string& node,
+                           std::string& evidence) {
   std::string why;
   auto st = run.git.status();
   if (!st) {
@@ -356,7 +357,7 @@ Expected<Step> verify_gate(BundleRun& run, const GateInputs& in, std::string& ev
   } else if (!st->empty()) {
     std::vector<std::string> paths;
     for (const auto& e : *st) paths.push_back(e.path);
-    why = "worktree not clean before bundle_verify:\n" + join(paths, "\n");
+    why = "worktree not clean before " + node + ":\n" + join(paths, "\n");
   } else {
     auto [ok, out] = run_recorded(run, in, "test");
     DG_CHECK(stopping(run));
@@ -370,7 +371,7 @@ Expected<Step> verify_gate(BundleRun& run, const GateInputs& in, std::string& ev
   if (!why.empty())
     return to_repair(run, node, lane::route::kFailed, lane::event::kVerifyFailed,
                      Json{{"evidence", clip(why, 1000)}}, why,
-                     "bundle_verify still failing: " + clip(why, 500));
+                     node + " still failing: " + clip(why, 500));
   evidence = "test and build passed";
   DG_TRY(auto next, run.walker.follow(kLane, node, lane::route::kPassed, ""));
   DG_CHECK(run.journal.move(kBundleCursor, next, lane::event::kVerifyPassed, Json(),
@@ -378,8 +379,8 @@ Expected<Step> verify_gate(BundleRun& run, const GateInputs& in, std::string& ev
   return Step{};
 }
 
-Expected<Step> review_gate(BundleRun& run, const GateInputs& in, const std::string& extra) {
-  const std::string node = "final_review";
+Expected<Step> review_gate(BundleRun& run, const GateInputs& in, const std::string& node,
+                           const std::string& extra) {
   templates::Values v{{"bundle_id", run.bundle()},
                       {"spec_path", in.spec_path},
                       {"plan_path", run.layout.plan_md()},
@@ -517,9 +518,11 @@ class BundleFixPersonas final : public fix::FixPersonas {
 // FIX_DIAGNOSED event and a wait for a person, the bundle still in
 // progress. nullopt: the findings are not a review the loop can read (no
 // severity, no file) or hold no blocking gap, and the single repair runs.
-Expected<std::optional<Step>> fix_gate(BundleRun& run, const GateInputs& in) {
-  const std::string node = "repair_bundle";
+Expected<std::optional<Step>> fix_gate(BundleRun& run, const GateInputs& in,
+                                       const std::string& node) {
   const Graph& g = run.walker.graph();
+  // The review node the findings came from (any node of the review kind).
+  const std::string reviewed = run.journal.previous_node(kBundleCursor);
   const Json cursor = run.journal.cursor();
   const Json fx =
       cursor.contains("fix") && cursor.at("fix").is_object() ? cursor.at("fix") : Json::object();
@@ -539,7 +542,7 @@ Expected<std::optional<Step>> fix_gate(BundleRun& run, const GateInputs& in) {
                                   json_str(cursor.at(kAnswerKey), "at")};
   }
   if (g.fix.fixer.empty() ||
-      (run.journal.previous_node(kBundleCursor) != "final_review" && !decision))
+      (node_kind(g, reviewed) != NodeKind::review && !decision))
     return std::optional<Step>();
   const int cycle = repairs_of(run);
   const std::string dir = run.layout.fix_dir(cycle);
@@ -551,8 +554,8 @@ Expected<std::optional<Step>> fix_gate(BundleRun& run, const GateInputs& in) {
   if (saved && saved->is_object()) {
     review = *saved;
   } else {
-    // The review final_review's persona (GRAPH.yaml) saved.
-    DG_TRY(auto reviewers, run.walker.personas("final_review"));
+    // The review the reviewing node's persona (GRAPH.yaml) saved.
+    DG_TRY(auto reviewers, run.walker.personas(reviewed));
     if (reviewers.size() != 1) return std::optional<Step>();
     auto r = load_json_file(run.layout.result(reviewers.front(), std::nullopt));
     if (!r || !r->is_object() || !r->contains("result")) return std::optional<Step>();
@@ -598,7 +601,7 @@ Expected<std::optional<Step>> fix_gate(BundleRun& run, const GateInputs& in) {
   detail["bundle"] = run.bundle();
   if (out.end == "ship") {
     DG_TRY(auto next, run.walker.follow(kLane, node, lane::route::kDone, ""));
-    DG_CHECK(run.journal.move(kBundleCursor, next, lane::done_event(node), merge, detail));
+    DG_CHECK(run.journal.move(kBundleCursor, next, lane::event::kRepairCommitted, merge, detail));
     return std::optional<Step>(Step{});
   }
   DG_CHECK(run.journal.event(lane::event::kFixDiagnosed, detail));
@@ -640,9 +643,9 @@ Expected<std::optional<Step>> fix_gate(BundleRun& run, const GateInputs& in) {
   return std::optional<Step>(Step{clip(why, 500), "", false});
 }
 
-Expected<Step> repair_gate(BundleRun& run, const GateInputs& in, const std::string& extra) {
-  const std::string node = "repair_bundle";
-  DG_TRY(auto looped, fix_gate(run, in));
+Expected<Step> repair_gate(BundleRun& run, const GateInputs& in, const std::string& node,
+                           const std::string& extra) {
+  DG_TRY(auto looped, fix_gate(run, in, node));
   if (looped) return *looped;
   auto findings = read_file(run.layout.repair_findings());
   templates::Values v{{"bundle_id", run.bundle()},
@@ -661,13 +664,23 @@ Expected<Step> repair_gate(BundleRun& run, const GateInputs& in, const std::stri
   Json d = r.detail();
   d["commits"] = c.empty() ? Json::array() : Json::array({c});
   DG_TRY(auto next, run.walker.follow(kLane, node, lane::route::kDone, ""));
-  DG_CHECK(run.journal.move(kBundleCursor, next, lane::done_event(node), Json(), d));
+  DG_CHECK(run.journal.move(kBundleCursor, next, lane::event::kRepairCommitted, Json(), d));
   return Step{};
 }
 
-Expected<Step> docs_gate(BundleRun& run, const GateInputs& in, const std::string& extra) {
-  const std::string node = "documentation_review";
-  // The sign-off stands before the node documentation_review is done into.
+// The documentation review done into `target`: delivery when it is the
+// lane's completion node (the driver records PR_CREATED or BRANCH_READY
+// there), else the cursor moves on to it.
+Expected<Step> done_into(BundleRun& run, const std::string& target, Json detail) {
+  const GraphLane* lane = run.walker.graph().lane(kLane);
+  if (lane && target == lane->complete_at) return Step{"", "", true};
+  DG_CHECK(run.journal.move(kBundleCursor, target, lane::event::kReviewApproved, Json(), detail));
+  return Step{};
+}
+
+Expected<Step> docs_gate(BundleRun& run, const GateInputs& in, const std::string& node,
+                         const std::string& extra) {
+  // The sign-off stands before the node the documentation review is done into.
   DG_TRY(auto delivery, run.walker.follow(kLane, node, lane::route::kDone, ""));
   const DiscussRound* round = gate_round(run, in, "", delivery);
   const std::string answered = round ? answered_round(run.journal.cursor(), round->name) : "";
@@ -675,7 +688,7 @@ Expected<Step> docs_gate(BundleRun& run, const GateInputs& in, const std::string
     // A person approved the branch the sign-off blocked: it is delivered as
     // it is, neither reviewed nor critiqued again.
     run.journal.log("sign_off_approved", Json{{"bundle", run.bundle()}});
-    return Step{"", "", true};
+    return done_into(run, delivery, Json());
   }
   if (answered == kAnswerSupplied) {
     // What the person wrote goes to repair_bundle with the round's action
@@ -715,7 +728,7 @@ Expected<Step> docs_gate(BundleRun& run, const GateInputs& in, const std::string
     DG_TRY(auto cr, critique(run, in, *round, node, write_diff(run), true));
     if (cr.route != RoundRoute::proceed) return Step{cr.blocker, "", false};
   }
-  return Step{"", "", true};
+  return done_into(run, delivery, r.detail());
 }
 
 // The plan at tasks.json, if it passes the plan check; else the problems.
@@ -798,7 +811,8 @@ Status commit_plan(BundleRun& run, const PersonaResult& r, int rounds) {
 }  // namespace
 
 Expected<std::string> run_plan(BundleRun& run, const GateInputs& in) {
-  const std::string node = "plan_bundle";
+  const std::string node = run.journal.node(kBundleCursor);
+  if (node_kind(run.walker.graph(), node) != NodeKind::plan) return std::string();
   const DiscussRound* round = gate_round(run, in, node, "");
   // A person's answer set the cursor going again: the first dispatch has it.
   std::string extra = answer_for_dispatch(run.layout, kBundleCursor, run.journal.cursor());
@@ -890,19 +904,25 @@ Expected<std::string> run_gates(BundleRun& run, const GateInputs& in, std::strin
   while (true) {
     std::string node = run.journal.node(kBundleCursor);
     Expected<Step> step = Step{};
-    if (node == "bundle_verify") {
-      step = verify_gate(run, in, evidence);
-    } else if (node == "final_review") {
-      step = review_gate(run, in, extra);
-    } else if (node == "repair_bundle") {
-      step = repair_gate(run, in, extra);
-    } else if (node == "documentation_review") {
-      step = docs_gate(run, in, extra);
-    } else if (auto replan = run.walker.follow(kLane, "repair_bundle", lane::route::kReplan, "");
-               replan && node == *replan) {
-      return std::string();  // sent back to planning (fix.max_replans): the driver plans again
-    } else {
-      return std::string("bundle cursor at " + node + " is not a bundle gate");
+    switch (node_kind(run.walker.graph(), node)) {
+      case NodeKind::verify:
+        step = verify_gate(run, in, node, evidence);
+        break;
+      case NodeKind::review:
+        step = review_gate(run, in, node, extra);
+        break;
+      case NodeKind::repair:
+        step = repair_gate(run, in, node, extra);
+        break;
+      case NodeKind::docs:
+        step = docs_gate(run, in, node, extra);
+        break;
+      case NodeKind::deliver:  // wherever a route led to it: the driver delivers
+      case NodeKind::plan:     // sent back to planning: the driver plans again
+        return std::string();
+      case NodeKind::schedule:
+      case NodeKind::unknown:
+        return std::string("bundle cursor at " + node + " is not a bundle gate");
     }
     if (!step) return step.error();
     if (!step->blocker.empty()) return step->blocker;

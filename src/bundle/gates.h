@@ -5,6 +5,10 @@
 // (developer) and documentation_review (documentation-reviewer).
 //
 // Contract:
+// - Which gate runs at the cursor's node comes from what GRAPH.yaml
+//   declares about it (bundle/node_kind.h), never from its name: a route
+//   that leads to the lane's completion node (create_pr) delivers from
+//   wherever it starts.
 // - Every transition follows the node's route in the graph; repair cycles
 //   are bounded by repair_bundle's max_cycles, and a review finding that
 //   survives a repair cycle escalates at once.

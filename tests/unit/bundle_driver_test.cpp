@@ -916,5 +916,83 @@ TEST_F(BundleDriver, AWriterOrVerifierWhoseCliReportsNoToolCallIsSentBack) {
   EXPECT_FALSE(saved->contains("tool_calls")) << "the second tester reported no count";
 }
 
+// The graph runs whatever `validate graph` accepts: each edit of the
+// shipped GRAPH.yaml below passes check_graph and delivers end to end.
+struct Mutation {
+  const char* name;
+  std::vector<std::pair<std::string, std::string>> edits;  // text -> replacement, each once
+};
+
+std::string edited(std::string text, const Mutation& m) {
+  for (const auto& [from, to] : m.edits) {
+    auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << m.name << ": " << from;
+    if (at == std::string::npos) continue;
+    EXPECT_EQ(text.find(from, at + 1), std::string::npos) << m.name << ": " << from;
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+Graph mutated(const Mutation& m) {
+  auto g = Graph::parse(edited(std::string(Graph::snapshot_text()), m), "GRAPH.yaml");
+  EXPECT_TRUE(g.ok()) << m.name << ": " << (g.ok() ? "" : g.error().message);
+  if (!g.ok()) return test::shipped_graph();
+  EXPECT_EQ(check_graph(*g), std::vector<std::string>()) << m.name;
+  return *g;
+}
+
+const Mutation kToCreatePr{"final_review straight to create_pr",
+                           {{"      approved: documentation_review\n", "      approved: create_pr\n"}}};
+const Mutation kSkipDocs{
+    "skip documentation_review",
+    {{"      approved: documentation_review\n", "      approved: create_pr\n"},
+     {"      - documentation_review\n", ""},
+     {"  documentation_review:\n    owner: documentation-reviewer\n", "  unused_docs:\n    owner: documentation-reviewer\n"},
+     {"      - create_pr\n", "      - unused_docs\n      - create_pr\n"}}};
+const Mutation kOneVerifier{"verify with one verifier",
+                            {{"owner: [tester, adversarial-tester]", "owner: [tester]"}}};
+const Mutation kRecoveryBudget{
+    "recovery budgets changed",
+    {{"    policy: retry_safe_transient_failures_then_human\n    guards:\n      max_retries: 2\n",
+      "    policy: retry_safe_transient_failures_then_human\n    guards:\n      max_retries: 1\n"},
+     {"  max_repair_cycles: 3\n", "  max_repair_cycles: 1\n"}}};
+
+class MutatedGraph : public BundleDriver, public ::testing::WithParamInterface<Mutation> {
+ protected:
+  MutatedGraph() { graph = mutated(GetParam()); }
+};
+
+TEST_P(MutatedGraph, DeliversEndToEnd) {
+  // One blocked developer: recovery runs within the (changed) budget.
+  scripted["developer T1 0"] = answer("BLOCKED", "flaky", {{"blockers", Json::array({"flaky"})}});
+  auto l = launcher();
+  auto out = drive(l);
+  ASSERT_EQ(out.exit_code, kExitOk) << GetParam().name << ": " << out.result.dump();
+  EXPECT_EQ(state()["bundles_runtime"]["b1"]["node"], "create_pr");
+  EXPECT_EQ(state()["bundles_runtime"]["b1"]["status"], "complete");
+  EXPECT_EQ(of("BRANCH_READY").size(), 1u);
+  size_t reviews = 0, docs = 0, adversarial = 0;
+  for (const auto& [who, texts] : dispatches) {
+    if (who.rfind("code-reviewer", 0) == 0) reviews += texts.size();
+    if (who.rfind("documentation-reviewer", 0) == 0) docs += texts.size();
+    if (who.rfind("adversarial-tester", 0) == 0) adversarial += texts.size();
+  }
+  const std::string name = GetParam().name;
+  EXPECT_EQ(reviews, 1u) << name;
+  EXPECT_EQ(docs, name == kToCreatePr.name || name == kSkipDocs.name ? 0u : 1u) << name;
+  EXPECT_EQ(adversarial, name == kOneVerifier.name ? 0u : plan.size()) << name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Conformance, MutatedGraph,
+                         ::testing::Values(kToCreatePr, kSkipDocs, kOneVerifier,
+                                           kRecoveryBudget),
+                         [](const auto& p) {
+                           std::string n;
+                           for (char c : std::string(p.param.name))
+                             n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return n;
+                         });
+
 }  // namespace
 }  // namespace devgraph::bundle
