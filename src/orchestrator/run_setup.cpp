@@ -260,7 +260,9 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
   // whose log does not record it (its orchestrator was killed on the way)
   // is unfinished: its end is recorded, and nothing else is done. What
   // waits for a person in the other runs stays theirs (ownership.h).
-  DG_TRY(Ownership owned, decide_ownership(run_views(place.develop_home), identity, req.fresh));
+  auto decided = decide_ownership(run_views(place.develop_home), identity, req.fresh);
+  if (!decided) return setup_error(decided.error().message);  // another repository's run
+  Ownership owned = std::move(*decided);
   std::string run_dir = owned.resume;
   bool finishing = owned.finishing;
   // A new run is named by the UTC second it starts in.

@@ -90,7 +90,10 @@ TEST(ShippedGraph, SameDataAsTheReferenceExceptDevgraphsOwnKeys) {
         "nodes.documentation_review.routes.discuss_revise",
         "nodes.documentation_review.routes.discuss_blocked",
         // And the fix loop's way back to planning.
-        "nodes.repair_bundle.routes.replan"})
+        "nodes.repair_bundle.routes.replan",
+        // And context recovery's researcher and its budgets (the
+        // reference's recovery is its model's reading).
+        "nodes.context_recovery.dispatches", "nodes.context_recovery.guards"})
     erase_path(ours, k);
   auto& events = ours["events"];
   for (const char* type : {"DISCUSS_ROUND_DONE", "FIX_DIAGNOSED", "BUNDLE_REPLANNED"}) {
