@@ -13,7 +13,9 @@
 # Tiers are ctest labels (tests/CMakeLists.txt): `ctest --test-dir build -L
 # kill` runs one. DEVGRAPH_TEST_JOBS sets how many tests run at once
 # (default: twice the cores, since most tests wait on the processes they
-# start rather than compute). The tests' temporary directories go to a
+# start rather than compute; the sanitized suite, whose processes compute
+# two to three times as long, runs one per core, DEVGRAPH_SANITIZED_TEST_JOBS).
+# The tests' temporary directories go to a
 # tmpfs when /dev/shm is one (DEVGRAPH_TEST_TMPDIR picks another place):
 # they prove crash consistency against a killed process, which the page
 # cache gives on any file system, not against a lost disk.
@@ -62,7 +64,8 @@ if [ "${DEVGRAPH_SKIP_SANITIZERS:-0}" != 1 ]; then
   # is the CLIs' own (node), and devgraph's side of them is what the fake
   # CLIs' tests drive under the sanitizers too.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-asan -j"$test_jobs" --output-on-failure --timeout 900 -LE '^real-cli$'
+    ctest --test-dir build-asan -j"${DEVGRAPH_SANITIZED_TEST_JOBS:-$build_jobs}" \
+    --output-on-failure --timeout 900 -LE '^real-cli$'
 fi
 
 # A short libFuzzer run of the guard's shell parser when clang is present
