@@ -9,6 +9,7 @@
 #include "lane/routes.h"
 #include "orchestrator/after_delivery.h"
 #include "orchestrator/limits.h"
+#include "orchestrator/ownership.h"
 #include "orchestrator/run_state.h"
 #include "util/fs.h"
 #include "util/text.h"
@@ -22,24 +23,6 @@ constexpr const char* kLookedAfter = "after_delivery_looked";
 
 bool finished(const std::string& status) {
   return status == "delivered" || status == "parked" || status == "stopped" || status == "rejected";
-}
-
-std::vector<long long> issue_numbers(const Json& entry) {
-  std::vector<long long> out;
-  auto it = entry.find("issues");
-  if (it == entry.end() || !it->is_array()) return out;
-  for (const auto& i : *it) {
-    if (i.is_number_integer()) out.push_back(i.get<long long>());
-    if (i.is_string()) {
-      std::string s = i.get<std::string>();
-      if (!s.empty() && s[0] == '#') s = s.substr(1);
-      try {
-        out.push_back(std::stoll(s));
-      } catch (const std::exception&) {
-      }
-    }
-  }
-  return out;
 }
 
 // The RESULT_JSON line a driver printed last, or nullopt.
@@ -95,7 +78,7 @@ Json run_result(const Json& state, const std::string& run_dir, const std::string
     const Json* cur = cursor_of(state, id);
     Json item = {{"id", id},
                  {"title", json_str(b, "title")},
-                 {"issues", issue_numbers(b)},
+                 {"issues", bundle_issue_numbers(b)},
                  {"status", bundle_status(state, b)},
                  {"node", cur ? json_str(*cur, "node") : std::string()},
                  {"branch", json_str(b, "branch")},
@@ -285,7 +268,7 @@ struct Orchestrator::Impl {
   static std::set<long long> taken(const Json& state) {
     std::set<long long> out;
     for (const auto& b : bundles_of(state))
-      for (long long n : issue_numbers(b)) out.insert(n);
+      for (long long n : bundle_issue_numbers(b)) out.insert(n);
     return out;
   }
 
@@ -550,7 +533,7 @@ struct Orchestrator::Impl {
         if (const Json* c = cursor_of(s, e.bundle)) head = json_str(*c, "head");
       }
       Json pr = result->value("pr", Json());
-      for (long long n : issue_numbers(*entry))
+      for (long long n : bundle_issue_numbers(*entry))
         DG_CHECK(p.issues.record_delivery(n, json_str(*entry, "branch"), head));
       line(e.bundle + " delivered: " +
            (pr.is_object() && pr.contains("url") ? json_str(pr, "url")
@@ -623,7 +606,7 @@ struct Orchestrator::Impl {
       std::string st = bundle_status(s, b);
       if (st != "pending" && st != "running") continue;
       std::string id = json_str(b, "id");
-      for (long long n : issue_numbers(b)) {
+      for (long long n : bundle_issue_numbers(b)) {
         auto it = open.find(n);
         bool gone = it == open.end() ||
                     (!cfg.policy.every_open_issue && !has_label(*it->second, cfg.policy.label));
@@ -645,7 +628,7 @@ struct Orchestrator::Impl {
         std::string was =
             json_str(b.value("issue_digests", Json::object()), std::to_string(n).c_str());
         if (!was.empty() && was != digest) {
-          FormedBundle f{id, json_str(b, "title"), json_str(b, "branch"), issue_numbers(b)};
+          FormedBundle f{id, json_str(b, "title"), json_str(b, "branch"), bundle_issue_numbers(b)};
           std::vector<issues::Issue> texts;
           for (long long m : f.issues)
             if (open.count(m)) texts.push_back(*open[m]);

@@ -23,7 +23,15 @@ bool live(const std::string& status) {
   return status == "running" || status == "handoff" || status == "human_required";
 }
 
-std::vector<long long> numbers_of(const Json& entry) {
+const Json* object_at(const Json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  return it == obj.end() || !it->is_object() ? nullptr : &*it;
+}
+
+}  // namespace
+
+std::vector<long long> bundle_issue_numbers(const Json& entry) {
   std::vector<long long> out;
   if (!entry.is_object()) return out;
   auto it = entry.find("issues");
@@ -39,14 +47,6 @@ std::vector<long long> numbers_of(const Json& entry) {
   return out;
 }
 
-const Json* object_at(const Json& obj, const char* key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() || !it->is_object() ? nullptr : &*it;
-}
-
-}  // namespace
-
 std::vector<Waiting> waiting_of(const Json& state, const std::string& run_dir) {
   std::vector<Waiting> out;
   if (!state.is_object()) return out;
@@ -59,7 +59,7 @@ std::vector<Waiting> waiting_of(const Json& state, const std::string& run_dir) {
     Waiting w{run_id, run_dir, bundle, key, reason, "", {}};
     if (auto e = entries.find(bundle); e != entries.end()) {
       w.branch = json_str(*e->second, "branch");
-      w.issues = numbers_of(*e->second);
+      w.issues = bundle_issue_numbers(*e->second);
     }
     out.push_back(std::move(w));
   };

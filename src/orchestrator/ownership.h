@@ -51,6 +51,10 @@ struct Waiting {
   std::vector<long long> issues;
 };
 
+// The issue numbers a state.json bundle entry lists ("issues": 3 or "#3");
+// anything else in the list is left out.
+std::vector<long long> bundle_issue_numbers(const Json& entry);
+
 std::vector<Waiting> waiting_of(const Json& state, const std::string& run_dir);
 
 struct Ownership {
