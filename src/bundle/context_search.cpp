@@ -6,6 +6,8 @@
 #include <set>
 #include <tuple>
 
+#include "util/stem.h"
+
 namespace devgraph::bundle {
 namespace {
 
@@ -113,26 +115,6 @@ std::vector<std::string> SearchTerms::all() const {
   return out;
 }
 
-std::string stem(std::string_view word) {
-  std::string w = lower(word);
-  auto ends = [&](std::string_view suffix) {
-    return w.size() > suffix.size() + 2 &&
-           w.compare(w.size() - suffix.size(), suffix.size(), suffix.data(), suffix.size()) == 0;
-  };
-  if (ends("ies"))
-    w = w.substr(0, w.size() - 3) + "y";
-  else if (ends("ing") || ends("ed"))
-    w.resize(w.size() - (ends("ing") ? 3 : 2));
-  else if (ends("es") && std::string_view("sxh").find(w[w.size() - 3]) != std::string_view::npos)
-    w.resize(w.size() - 2);
-  else if (ends("s") && w[w.size() - 2] != 's')
-    w.pop_back();
-  // "date", "dates", "dated", "dating": the final e goes too, as the
-  // endings take it.
-  if (w.size() > 3 && w.back() == 'e') w.pop_back();
-  return w;
-}
-
 SearchTerms question_terms(std::string_view question) {
   SearchTerms t;
   for (const auto& tok : tokens(question))
@@ -186,11 +168,11 @@ std::string Pointer::text() const {
 
 int score_line(const SearchTerms& terms, std::string_view line, bool* enough) {
   std::set<std::string> stems;
-  for (const auto& w : words_of(line)) stems.insert(stem(w));
+  for (const auto& w : words_of(line)) stems.insert(word_stem(w));
   const std::string low = lower(line);
   int score = 0, matched_words = 0, matched_ids = 0;
   for (const auto& w : terms.words)
-    if (stems.count(stem(w))) {
+    if (stems.count(word_stem(w))) {
       ++score;
       ++matched_words;
     }

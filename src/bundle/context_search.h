@@ -38,9 +38,6 @@ struct SearchTerms {
 };
 
 SearchTerms question_terms(std::string_view question);
-// The stem a word is compared by: lower case, a plural's or an -ing/-ed
-// form's ending taken off.
-std::string stem(std::string_view word);
 
 // Where a line comes from, in the order DESIGN.md gives for context
 // recovery: the brief, spec and plan; the repository's files; its history;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "util/stem.h"
 #include "util/text.h"
 
 namespace devgraph::discuss {
@@ -279,45 +280,13 @@ bool word_byte(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c >= 0x80;
 }
 
-// A word's stem by a few suffix rules, enough that the forms a point is
-// written in (plural, -ing, -ed, a final e) meet: "tests", "testing" and
-// "tested" give "test"; "handle", "handled" and "handling" give "handl".
-std::string stem(std::string w) {
-  auto ends = [&](std::string_view tail) {
-    return w.size() > tail.size() && w.compare(w.size() - tail.size(), tail.size(), tail) == 0;
-  };
-  if (w.size() >= 5 && ends("ies")) {
-    w.resize(w.size() - 3);
-    w += 'y';
-  } else if (w.size() >= 5 &&
-             (ends("sses") || ends("ches") || ends("shes") || ends("xes") || ends("zes"))) {
-    w.resize(w.size() - 2);
-  } else if (w.size() >= 4 && ends("s") && !ends("ss") && !ends("us") && !ends("is")) {
-    w.pop_back();
-  }
-  bool cut = false;
-  if (w.size() >= 6 && ends("ing")) {
-    w.resize(w.size() - 3);
-    cut = true;
-  } else if (w.size() >= 5 && ends("ed")) {
-    w.resize(w.size() - 2);
-    cut = true;
-  }
-  // "stopped", "running": the consonant the suffix doubled.
-  if (cut && w.size() >= 3 && w.back() == w[w.size() - 2] && w.back() != 'l' && w.back() != 's' &&
-      w.back() != 'z' && std::string_view("aeiou").find(w.back()) == std::string_view::npos)
-    w.pop_back();
-  if (w.size() >= 4 && w.back() == 'e') w.pop_back();
-  return w;
-}
-
 }  // namespace
 
 std::vector<std::string> point_words(std::string_view point) {
   std::vector<std::string> words;
   std::string word;
   auto flush = [&] {
-    if (!word.empty() && !stop_word(word)) words.push_back(stem(word));
+    if (!word.empty() && !stop_word(word)) words.push_back(word_stem(word));
     word.clear();
   };
   for (char ch : point) {

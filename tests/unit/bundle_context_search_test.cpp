@@ -24,15 +24,6 @@ TEST(ContextSearch, IdentifiersAndFileNamesAreKeptWhole) {
   EXPECT_EQ(std::count(t.words.begin(), t.words.end(), "readme"), 1);
 }
 
-TEST(ContextSearch, PluralsAndVerbFormsShareAStem) {
-  EXPECT_EQ(stem("Dates"), stem("date"));
-  EXPECT_EQ(stem("dated"), stem("date"));
-  EXPECT_EQ(stem("reports"), stem("report"));
-  EXPECT_EQ(stem("entries"), stem("entry"));
-  EXPECT_EQ(stem("boxes"), stem("box"));
-  EXPECT_NE(stem("class"), stem("clas"));
-}
-
 TEST(ContextSearch, TheLineThatAnswersRanksFirst) {
   auto terms = question_terms("Which date format should the report use?");
   std::vector<SourceLine> lines = {
