@@ -44,11 +44,10 @@ TEST(Demo, RunsFiveLocalIssuesAsThreeBundlesAtOnceToReadyBranchesOffline) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("devgraph demo took %.1f s of wall clock\n", secs);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  // A generous bound: the demo takes well under it on a loaded machine, and
-  // every process starts much slower under the sanitizers.
-  if (!test::kUnderSanitizers) {
-    EXPECT_LT(secs, 60.0) << r.out;
-  }
+  // No bound on the wall clock here: the suite runs beside builds and other
+  // tests, and a bound loose enough for any load proves nothing.
+  // BENCHMARKS.md has the demo's time on an idle machine (the package).
+  RecordProperty("wall_seconds", std::to_string(secs));
   EXPECT_NE(r.out.find("everything goes under " + s.path()), std::string::npos);
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
   EXPECT_NE(r.out.find("3 of 3 bundles ready"), std::string::npos) << r.out;
