@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/verbs.h"
+
 extern char** environ;
 
 namespace devgraph::test {
@@ -153,7 +155,41 @@ ProcessResult run_devgraph(const std::vector<std::string>& args,
   if (!e.count("DEVELOP_METRICS_DIR") && !e.count("AI_ROOT") && !e.count("HOME") &&
       !std::getenv("DEVELOP_METRICS_DIR") && !std::getenv("AI_ROOT"))
     e["DEVELOP_METRICS_DIR"] = test_metrics_dir();
-  return run_process(argv, e, cwd, input);
+  ProcessResult r = run_process(argv, e, cwd, input);
+  expect_documented_exit(args, r);
+  return r;
+}
+
+std::vector<std::string> documented_exit_codes(std::string_view verb) {
+  std::vector<std::string> codes;
+  const Verb* v = find_verb(verb);
+  if (v == nullptr) return codes;
+  std::string_view table = v->exit_status;
+  while (!table.empty()) {
+    size_t nl = table.find('\n');
+    std::string_view line = table.substr(0, nl);
+    codes.emplace_back(line.substr(0, line.find(' ')));
+    if (nl == std::string_view::npos) break;
+    table.remove_prefix(nl + 1);
+  }
+  return codes;
+}
+
+void expect_documented_exit(const std::vector<std::string>& args, const ProcessResult& r) {
+  if (args.empty() || r.exit_code < 0) return;
+  // Help and a wrong verb are the dispatcher's, not the verb's.
+  for (const auto& a : args)
+    if (a == "--help" || a == "-h") return;
+  auto codes = documented_exit_codes(args[0]);
+  if (codes.empty()) return;
+  std::string code = std::to_string(r.exit_code);
+  for (const auto& c : codes)
+    if (c == code || (c == "128+N" && r.exit_code > 128 && r.exit_code < 160)) return;
+  std::string listed;
+  for (const auto& c : codes) listed += (listed.empty() ? "" : ", ") + c;
+  ADD_FAILURE() << "devgraph " << args[0] << " exited " << code
+                << ", a code its exit-code table (src/cli/verbs.cpp) does not list (" << listed
+                << ")\nstderr: " << r.err;
 }
 
 std::string reference_dir() {

@@ -6,21 +6,20 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "support/build_paths.h"
 #include "util/fs.h"
 #include "util/json.h"
 
 namespace devgraph::test {
 
-// True in the AddressSanitizer build. Every process starts about half a
-// second slower there, so the few tests that start hundreds of processes
-// run a sample of their cases in it; the regular build runs them all.
-#if defined(DEVGRAPH_SANITIZED) || defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kUnderSanitizers = true;
-#else
-inline constexpr bool kUnderSanitizers = false;
-#endif
+// True in the sanitized tests (the library and the binary under ASan and
+// UBSan). Every process starts slower there, so the few tests that start
+// hundreds of processes run a sample of their cases in it; the regular
+// build runs them all.
+inline const bool& kUnderSanitizers = ::devgraph::build::kSanitized;
 
 struct ProcessResult {
   int exit_code = -1;  // -1 when killed by a signal
@@ -37,10 +36,20 @@ ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& env = {},
                           const std::string& cwd = "", const std::string& input = "");
 
-// Runs the devgraph binary built with this test suite.
+// Runs the devgraph binary built with this test suite, and fails the test
+// (expect_documented_exit) when the verb exits with a code its row of the
+// verb table does not list.
 ProcessResult run_devgraph(const std::vector<std::string>& args,
                            const std::map<std::string, std::string>& env = {},
                            const std::string& cwd = "", const std::string& input = "");
+
+// The exit codes verb `verb` documents in the verb table ("0", "3",
+// "128+N"), in its order; empty for a verb that documents none or no verb.
+std::vector<std::string> documented_exit_codes(std::string_view verb);
+// A non-fatal failure when `r` (devgraph run with `args`) exited with a code
+// outside its verb's documented ones. Help, killed processes and verbs
+// without a table pass.
+void expect_documented_exit(const std::vector<std::string>& args, const ProcessResult& r);
 
 // Starts argv (argv[0] a path) in a process group of its own, with the stop
 // signals at their defaults and none blocked (whatever the shell that ran
