@@ -5,7 +5,7 @@
 #   scripts/test.sh          everything CI runs: the regular build (warnings
 #                            are errors) and every tier of its tests, the
 #                            same tests again under AddressSanitizer and
-#                            UBSan, and a short fuzz run of the parsers
+#                            UBSan, and short fuzz runs of the parsers
 #   scripts/test.sh --quick  the edit loop: the regular build, then the unit
 #                            and end-to-end tiers (no kill, real-cli,
 #                            browser, package or compat tests, no sanitizers)
@@ -44,40 +44,89 @@ TMPDIR=$(mktemp -d "$tmp_base/devgraph-tests.XXXXXX")
 export TMPDIR
 trap 'rm -rf "$TMPDIR"' EXIT
 
+sanitize=1 fuzz=1
+[ "$quick" = 0 ] && [ "${DEVGRAPH_SKIP_SANITIZERS:-0}" != 1 ] || sanitize=0
+{ [ "$quick" = 0 ] && [ "${DEVGRAPH_SKIP_FUZZ:-0}" != 1 ] && command -v clang++ >/dev/null 2>&1; } ||
+  fuzz=0
+
 echo "== tests (build/)"
-cmake -S . -B build -G Ninja -DDEVGRAPH_WERROR=ON >/dev/null
-cmake --build build -j"$build_jobs"
+twin=()
+if [ "$quick" = 0 ]; then
+  twin=(-DDEVGRAPH_SANITIZED_TWIN=$([ "$sanitize" = 1 ] && echo ON || echo OFF))
+fi
+cmake -S . -B build -G Ninja -DDEVGRAPH_WERROR=ON "${twin[@]}" >/dev/null
+cmake --build build -j"$build_jobs" --target devgraph_regular
 if [ "$quick" = 1 ]; then
   ctest --test-dir build -j"$test_jobs" --output-on-failure --timeout 600 -L '^(unit|e2e)$'
   exit 0
 fi
-ctest --test-dir build -j"$test_jobs" --output-on-failure --timeout 600
 
-if [ "${DEVGRAPH_SKIP_SANITIZERS:-0}" != 1 ]; then
-  echo "== tests under address,undefined sanitizers (build-asan/)"
-  # -g1: line tables only. The sanitizers' reports still name file and
-  # line, and the build is faster than with full debug info.
-  cmake -S . -B build-asan -G Ninja -DDEVGRAPH_WERROR=ON -DCMAKE_BUILD_TYPE=Debug \
-    -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DDEVGRAPH_SANITIZE="address;undefined" >/dev/null
-  cmake --build build-asan -j"$build_jobs"
-  # The real agent CLIs' tests (label real-cli) run once, above: their time
-  # is the CLIs' own (node), and devgraph's side of them is what the fake
-  # CLIs' tests drive under the sanitizers too.
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-asan -j"${DEVGRAPH_SANITIZED_TEST_JOBS:-$build_jobs}" \
-    --output-on-failure --timeout 900 -LE '^real-cli$'
+# What else there is to build compiles while the regular suite runs: its
+# tests mostly wait on the processes they start, which leaves the cores
+# free more than half the time. It builds at a lower priority, so the tests
+# come first.
+#   build/ (all): the sanitized twin, the library and the binary again
+#     under AddressSanitizer and UBSan, linked with the same test objects
+#     (CMakeLists.txt, DEVGRAPH_SANITIZED_TWIN).
+#   build-fuzz/: libFuzzer targets of the guard's shell parser and the
+#     board's HTTP request parser, with clang.
+# The package test waits for it (cpack builds the tree's install target).
+side_log=$TMPDIR/side-builds.log
+side_builds() {
+  cmake --build build -j"$build_jobs"
+  if [ "$fuzz" = 1 ]; then
+    cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DDEVGRAPH_FUZZ=ON \
+      -DDEVGRAPH_TESTS=OFF >/dev/null
+    cmake --build build-fuzz -j"$build_jobs" --target guard_shell_fuzz board_http_fuzz
+  fi
+}
+echo "== building the rest beside the tests (its log follows if it fails)"
+# In a process group of its own (setsid), so that an interrupted run stops
+# the compilers too.
+setsid nice -n 10 bash -c "set -euo pipefail; $(declare -f side_builds)
+  fuzz=$fuzz build_jobs=$build_jobs side_builds" >"$side_log" 2>&1 &
+side_pid=$!
+trap '[ -z "$side_pid" ] || kill -- -"$side_pid" 2>/dev/null; rm -rf "$TMPDIR"' EXIT
+
+# The sanitized tests not yet built show up as <target>_NOT_BUILT: not
+# these tests' business.
+tests_rc=0
+ctest --test-dir build -j"$test_jobs" --output-on-failure --timeout 600 \
+  -LE '^(sanitized-.*|package)$' -E '_NOT_BUILT$' || tests_rc=$?
+side_rc=0
+wait "$side_pid" || side_rc=$?
+side_pid=
+if [ "$side_rc" != 0 ]; then
+  echo "== the sanitized or fuzz build failed:" >&2
+  tail -n 60 "$side_log" >&2
 fi
+[ "$tests_rc" = 0 ] && [ "$side_rc" = 0 ] || exit 1
 
-# A short libFuzzer run of the guard's shell parser when clang is present
-# (DEVGRAPH_SKIP_FUZZ=1 skips it; DEVGRAPH_FUZZ_SECONDS sets the length).
-if [ "${DEVGRAPH_SKIP_FUZZ:-0}" != 1 ] && command -v clang++ >/dev/null 2>&1; then
-  echo "== fuzz: guard shell parser (build-fuzz/)"
-  cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DDEVGRAPH_FUZZ=ON \
-    -DDEVGRAPH_TESTS=OFF >/dev/null
-  cmake --build build-fuzz -j"$build_jobs" --target guard_shell_fuzz
-  fuzz_work=$(mktemp -d)
-  cp fuzz/corpus/shell/* "$fuzz_work"/
-  build-fuzz/fuzz/guard_shell_fuzz -max_total_time="${DEVGRAPH_FUZZ_SECONDS:-60}" -timeout=5 \
-    -max_len=2048 -artifact_prefix="$fuzz_work/" "$fuzz_work"
-  rm -rf "$fuzz_work"
+# The package test, and the sanitized tests (sanitized processes compute
+# two to three times as long, so one per core).
+labels=package
+if [ "$sanitize" = 1 ]; then
+  echo "== the package, and the tests under address,undefined sanitizers (build/sanitized/)"
+  labels='package|sanitized-.*'
+fi
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build -j"${DEVGRAPH_SANITIZED_TEST_JOBS:-$build_jobs}" \
+  --output-on-failure --timeout 900 -L "^($labels)\$"
+
+# Short libFuzzer runs of the guard's shell parser and the board's HTTP
+# request parser when clang is present (DEVGRAPH_SKIP_FUZZ=1 skips them;
+# DEVGRAPH_FUZZ_SECONDS sets the guard's length, the HTTP parser's is half).
+fuzz_run() {
+  local target=$1 corpus=$2 seconds=$3 work
+  echo "== fuzz: $target (build-fuzz/, $seconds s)"
+  work=$(mktemp -d)
+  cp "fuzz/corpus/$corpus"/* "$work"/
+  "build-fuzz/fuzz/$target" -max_total_time="$seconds" -timeout=5 -max_len=2048 \
+    -artifact_prefix="$work/" "$work"
+  rm -rf "$work"
+}
+if [ "$fuzz" = 1 ]; then
+  fuzz_seconds=${DEVGRAPH_FUZZ_SECONDS:-60}
+  fuzz_run guard_shell_fuzz shell "$fuzz_seconds"
+  fuzz_run board_http_fuzz http "$(( (fuzz_seconds + 1) / 2 ))"
 fi

@@ -342,7 +342,7 @@ TEST(CheckpointCli, SigkilledWritersLeaveAConsistentRun) {
   const auto one_move =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0)
           .count();
-  constexpr int kKills = test::kUnderSanitizers ? 50 : 200;  // see test_util.h
+  const int kKills = test::kUnderSanitizers ? 50 : 200;  // see test_util.h
   std::mt19937 rng(12345);
   std::uniform_int_distribution<long long> delay_us(0, 2 * one_move + 1000);
   int torn_or_ghost = 0;
