@@ -3,7 +3,7 @@
 // README stays short, its test command is the one CI runs, every link of
 // the README and docs/ resolves, and the generated reference (checked in
 // as docs/reference.md, compared by the docs.ReferenceIsCurrent test)
-// names every verb.
+// names every verb. ARCHITECTURE.md maps every module under src/.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -111,6 +111,22 @@ TEST(Docs, EveryRelativeLinkOfTheReadmeAndDocsResolves) {
     }
   }
   EXPECT_GT(links, 10u);
+}
+
+TEST(Architecture, MapsEveryModuleAndGivesEachItsContractLine) {
+  namespace fs = std::filesystem;
+  const std::string text = test::slurp(test::source_dir() + "/ARCHITECTURE.md");
+  size_t modules = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(test::source_dir()) / "src")) {
+    if (!entry.is_directory()) continue;
+    const std::string name = entry.path().filename().string();
+    ++modules;
+    EXPECT_NE(text.find("\nsrc/" + name + "/"), std::string::npos)
+        << "src/" << name << "/ is missing from ARCHITECTURE.md's map";
+    EXPECT_NE(text.find("\n- **" + name + "** ("), std::string::npos)
+        << "src/" << name << "/ has no contract line in ARCHITECTURE.md";
+  }
+  EXPECT_GT(modules, 20u);
 }
 
 TEST(Reference, HasASectionPerVerbAndEveryFlag) {
