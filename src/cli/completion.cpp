@@ -209,7 +209,8 @@ std::vector<Candidate> values(const std::vector<std::string>& choices, ValueHint
 std::vector<Candidate> flags(const ArgParser& p, const std::string& cur) {
   std::vector<Candidate> out;
   for (const auto& o : p.options())
-    if (starts_with("--" + o.name, cur)) out.push_back({"--" + o.name, one_line(o.help, 60)});
+    if (!o.hidden && starts_with("--" + o.name, cur))
+      out.push_back({"--" + o.name, one_line(o.help, 60)});
   if (starts_with("--help", cur)) out.push_back({"--help", "show the help and exit"});
   return out;
 }

@@ -85,20 +85,21 @@ std::string verb_help(const Verb& v) {
   const std::string help = verb_parser(v.name).help();
   // The parser's usage line gives way to the verb's (the same line but
   // for a verb whose sub-command is no positional of its parser).
-  const std::string first = v.parser().usage();
+  const std::string first = wrap_usage(v.parser().usage());
   if (help.compare(0, first.size(), first) != 0) return help;
-  return verb_usage(v) + help.substr(first.size());
+  return wrap_usage(verb_usage(v)) + help.substr(first.size());
 }
 
 std::string top_help() {
   std::string h =
       "usage: devgraph <verb> [args...]\n\n"
-      "devgraph runs software development as a persistent graph: issues become bundles,\n"
-      "agent CLIs do the bounded work inside each node, and code decides the rest.\n";
+      "devgraph runs software development as a persistent graph: issues become\n"
+      "bundles, agent CLIs do the bounded work inside each node, and code decides\n"
+      "the rest.\n";
   for (VerbGroup g : {VerbGroup::loop, VerbGroup::look, VerbGroup::bundle, VerbGroup::blocks}) {
     h += std::string("\n") + group_title(g) + ":\n";
     for (const Verb& v : verb_table()) {
-      if (v.group != g) continue;
+      if (v.group != g || v.internal) continue;
       std::string head = std::string("  ") + v.name;
       head += std::string(head.size() < 15 ? 15 - head.size() : 1, ' ');
       h += head + wrap_words(v.summary, 15, head.size(), 79) + "\n";
@@ -106,7 +107,8 @@ std::string top_help() {
   }
   h += "\n`devgraph <verb> --help` describes one verb, its flags and their defaults;\n"
        "`devgraph completion bash|zsh|fish` prints a shell completion script.\n"
-       "Exit codes: see README.md, or each verb's --help.\n";
+       "Every verb (the internal ones too) and its exit codes: docs/reference.md,\n"
+       "docs/exit-codes.md, and the man pages (man devgraph).\n";
   return h;
 }
 

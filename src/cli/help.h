@@ -19,6 +19,13 @@
 //   DESCRIPTION, OPTIONS (every flag, with its default), EXAMPLE, EXIT
 //   STATUS (when the verb documents its codes) and SEE ALSO. No date, so the
 //   pages of one version are the same bytes wherever they are made.
+// - reference_markdown(): docs/reference.md, the same content in Markdown:
+//   the verbs by group in --help order, then the internal verbs; per verb
+//   its summary, synopsis (one per sub-command), description, every
+//   argument and flag with its default (hidden flags marked internal),
+//   each sub-command's arguments, the example and the exit codes. No
+//   version and no date, so the checked-in file changes only when the
+//   table does (tests/CMakeLists.txt, docs.ReferenceIsCurrent).
 #pragma once
 
 #include <map>
@@ -38,5 +45,6 @@ std::string help_epilog(const Verb& v);
 std::vector<std::pair<std::string, std::string>> exit_codes(const Verb& v);
 
 std::map<std::string, std::string> man_pages(const std::string& version);
+std::string reference_markdown();
 
 }  // namespace devgraph

@@ -63,6 +63,7 @@ std::string arguments(const ArgParser& p) {
     if (o.repeated) text += (text.empty() ? "" : " ") + std::string("(may be repeated)");
     if (o.default_value)
       text += (text.empty() ? "" : " ") + ("(default: " + *o.default_value + ")");
+    if (o.hidden) text += (text.empty() ? "" : " ") + std::string("(internal: not in --help)");
     out += roff(text.empty() ? "(no description)" : text) + "\n";
   }
   return out;

@@ -1,6 +1,7 @@
 // `devgraph completion bash|zsh|fish`: a completion script for the shell
 // on stdout (cli/completion.h); `devgraph completion man DIR` writes the
-// man pages into DIR (cli/help.h). The scripts call back `devgraph
+// man pages into DIR, `devgraph completion reference` prints
+// docs/reference.md (cli/help.h). The scripts call back `devgraph
 // completion --complete -- WORDS...`, which prints the candidates for the
 // last word one a line (with --describe, "candidate<TAB>description"), and
 // nothing at all when something cannot be read. `--verbs` lists the verbs.
@@ -57,9 +58,12 @@ ArgParser verb_completion_parser() {
        "candidates at each Tab, so it completes the verbs, sub-commands and flags of the "
        "binary it calls, and bundle ids, issue numbers, run ids and debug slugs from the "
        "current repository's runs. `devgraph completion man DIR` writes the man pages "
-       "(devgraph.1 and devgraph-VERB.1) into DIR.")
-      .positional("shell", "the shell to complete for, or man to write the man pages")
-      .choices({"bash", "zsh", "fish", "man"})
+       "(devgraph.1 and devgraph-VERB.1) into DIR; `devgraph completion reference` prints "
+       "the verb reference in Markdown (docs/reference.md).")
+      .positional("shell",
+                  "the shell to complete for; man to write the man pages, reference to print "
+                  "the Markdown reference")
+      .choices({"bash", "zsh", "fish", "man", "reference"})
       .optional()
       .positional("dir", "with man: the directory the pages are written into")
       .optional()
@@ -68,7 +72,9 @@ ArgParser verb_completion_parser() {
       .flag("complete",
             "print the candidates for the last of the words after --, one a line (what the "
             "scripts call)")
+      .hidden()
       .flag("describe", "with --complete: each candidate's description after a tab")
+      .hidden()
       .allow_rest();
   return p;
 }
@@ -101,15 +107,21 @@ int verb_completion(const VerbArgs& args) {
   if (pos.empty())
     return report_error("completion", p.usage_error("the following arguments are required: shell"));
   const std::string& shell = pos[0];
+  if (shell == "reference") {
+    if (pos.size() > 1)
+      return report_error("completion", p.usage_error("unrecognized arguments: " + pos[1]));
+    write_out(reference_markdown());
+    return 0;
+  }
   if (shell == "man") {
     if (pos.size() < 2) return report_error("completion", p.usage_error("man needs DIR"));
     return write_man_pages(pos[1]);
   }
   const std::string script = completion::script(shell);
   if (script.empty())
-    return report_error("completion",
-                        p.usage_error("argument shell: invalid choice: '" + shell +
-                                      "' (choose from 'bash', 'zsh', 'fish', 'man')"));
+    return report_error("completion", p.usage_error("argument shell: invalid choice: '" + shell +
+                                                    "' (choose from 'bash', 'zsh', 'fish', 'man', "
+                                                    "'reference')"));
   if (pos.size() > 1)
     return report_error("completion", p.usage_error("unrecognized arguments: " + pos[1]));
   write_out(script);

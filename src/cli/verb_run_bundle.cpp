@@ -39,7 +39,9 @@ ArgParser verb_run_bundle_parser() {
       .default_value("each persona's own")
       .option("max-parallel", "tasks in flight at once")
       .default_value("GRAPH.yaml concurrency.max_parallel_tasks_per_bundle")
-      .option("poll-seconds", "accepted for compatibility; devgraph waits on events")
+      .option("poll-seconds",
+              "accepted for the reference's callers and ignored; devgraph waits on events")
+      .hidden()
       .option("base", "base ref of the bundle branch")
       .default_value("the run's default branch")
       .option("api-backoff-seconds", "first wait after a failing agent CLI; doubles per attempt")

@@ -217,7 +217,7 @@ constexpr Verb kVerbs[] = {
                     "1 declined, refused for lack of a terminal, or failed\n"
                     "2 a usage error"},
     {.name = "completion",
-     .summary = "shell completion for bash, zsh and fish, and the man pages",
+     .summary = "shell completion for bash, zsh and fish; the man pages and docs/reference.md",
      .run = verb_completion,
      .group = VerbGroup::blocks,
      .parser = verb_completion_parser,
@@ -230,9 +230,10 @@ constexpr Verb kVerbs[] = {
      .run = verb_sim_agent,
      .group = VerbGroup::blocks,
      .parser = verb_sim_agent_parser,
-     .example = "devgraph sim-agent --scenario scenario.json --persona planner --bundle b1"},
+     .example = "devgraph sim-agent --scenario scenario.json --persona planner --bundle b1",
+     .internal = true},
     {.name = "audit-merge",
-     .summary = "audit one merged pull request for `devgraph run` (internal)",
+     .summary = "audit one merged pull request for `devgraph run`",
      .run = verb_audit_merge,
      .group = VerbGroup::blocks,
      .parser = verb_audit_merge_parser,
@@ -240,7 +241,8 @@ constexpr Verb kVerbs[] = {
      .exit_status = "0 a result\n"
                     "1 an unexpected error (no result)\n"
                     "3 a bad key or flag, or a bad request (nothing written)\n"
-                    "128+N stopped by signal N (no result; run it again)"},
+                    "128+N stopped by signal N (no result; run it again)",
+     .internal = true},
 };
 
 }  // namespace

@@ -62,6 +62,9 @@ struct Verb {
   // A usage text of the verb's own, for a verb whose words argparse could
   // not say (board); nullptr: generated from the parsers.
   const char* usage = nullptr;
+  // Started by devgraph itself (or by tests), never by a person: left out
+  // of `devgraph --help`, listed last in docs/reference.md.
+  bool internal = false;
 };
 
 std::span<const Verb> verb_table();

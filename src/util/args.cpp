@@ -105,6 +105,59 @@ ArgParser& ArgParser::choices(std::vector<std::string> values) {
   return *this;
 }
 
+std::string wrap_usage(const std::string& usage, size_t width) {
+  std::string out;
+  size_t start = 0;
+  while (start <= usage.size()) {
+    size_t end = usage.find('\n', start);
+    if (end == std::string::npos) end = usage.size();
+    const std::string line = usage.substr(start, end - start);
+    // The parts: words, a bracketed group with its spaces being one.
+    std::vector<std::string> parts;
+    std::string part;
+    int depth = 0;
+    for (char c : line) {
+      if (c == ' ' && depth == 0) {
+        if (!part.empty()) parts.push_back(part);
+        part.clear();
+        continue;
+      }
+      depth += c == '[' || c == '{' || c == '(' ? 1 : c == ']' || c == '}' || c == ')' ? -1 : 0;
+      part.push_back(c);
+    }
+    if (!part.empty()) parts.push_back(part);
+    if (line.size() <= width || parts.size() < 4) {
+      out += line;
+    } else {
+      // "usage: devgraph VERB" (or "devgraph VERB SUB" in a synopsis)
+      // stays on the first line; the rest goes under the part after it.
+      const size_t head = parts[0] == "usage:" ? 3 : 2;
+      std::string first;
+      for (size_t i = 0; i < head && i < parts.size(); ++i) first += (i ? " " : "") + parts[i];
+      const std::string indent(first.size() + 1, ' ');
+      std::string current = first;
+      for (size_t i = head; i < parts.size(); ++i) {
+        if (current.size() + 1 + parts[i].size() > width && current.size() > indent.size()) {
+          out += current + "\n";
+          current = indent + parts[i];
+        } else {
+          current += " " + parts[i];
+        }
+      }
+      out += current;
+    }
+    if (end == usage.size()) break;
+    out += "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
+ArgParser& ArgParser::hidden() {
+  if (!last_is_positional_ && !opts_.empty()) opts_.back().hidden = true;
+  return *this;
+}
+
 ArgParser& ArgParser::optional() {
   if (last_is_positional_ && !pos_.empty()) pos_.back().optional = true;
   return *this;
@@ -169,6 +222,7 @@ bool ArgParser::looks_like_option(const std::string& word) const {
 std::string ArgParser::usage() const {
   std::string u = "usage: " + prog_ + " [-h]";
   for (const auto& o : opts_) {
+    if (o.hidden) continue;
     std::string part = "--" + o.name;
     if (o.optional_value) {
       part += " [" + o.metavar + "]";
@@ -207,7 +261,7 @@ std::string braces(const std::vector<std::string>& choices) {
 }  // namespace
 
 std::string ArgParser::help() const {
-  std::string h = usage() + "\n";
+  std::string h = wrap_usage(usage()) + "\n";
   if (!description_.empty()) h += "\n" + wrap_words(description_, 0, 0, 79) + "\n";
   if (!pos_.empty()) h += "\npositional arguments:\n" + arguments_help(true, false);
   h += "\noptions:\n" + entry("-h, --help", "show this help message and exit", 2) +
@@ -225,6 +279,7 @@ std::string ArgParser::arguments_help(bool with_positionals, bool with_options,
       h += entry(p.choices.empty() ? p.name : braces(p.choices), p.help, indent);
   if (!with_options) return h;
   for (const auto& o : opts_) {
+    if (o.hidden) continue;
     std::string invocation = "--" + o.name;
     if (o.optional_value)
       invocation += " [" + o.metavar + "]";
@@ -249,6 +304,7 @@ std::string ArgParser::synopsis() const {
     add(p.optional ? "[" + name + "]" : name);
   }
   for (const auto& o : opts_) {
+    if (o.hidden) continue;
     std::string part = "--" + o.name;
     if (o.optional_value)
       part += " [" + o.metavar + "]";

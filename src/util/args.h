@@ -43,6 +43,12 @@
 
 namespace devgraph {
 
+// A usage text wrapped as argparse wraps it: each line longer than
+// `width` broken at the spaces between its top-level parts ("[--repo
+// REPO]" stays whole), the continuation lines under the first part after
+// the program ("usage: devgraph run " wide).
+std::string wrap_usage(const std::string& usage, size_t width = 79);
+
 class ParsedArgs {
  public:
   std::optional<std::string> get(const std::string& name) const;
@@ -83,6 +89,10 @@ class ArgParser {
     std::string metavar;
     std::optional<std::string> default_value;
     ValueHint hint = ValueHint::none;
+    // Left out of help(), usage() and the completions (argparse's
+    // SUPPRESS): a flag only tests or devgraph's own scripts pass. The man
+    // pages and docs/reference.md still list it, marked internal.
+    bool hidden = false;
     // The value's name in a usage line: the metavar, else NAME for --name.
     std::string value_name() const;
   };
@@ -129,6 +139,8 @@ class ArgParser {
   ArgParser& hint(ValueHint h);
   // The values the positional declared last takes (help and completion).
   ArgParser& choices(std::vector<std::string> values);
+  // The option declared last is hidden (Option::hidden).
+  ArgParser& hidden();
   // The positional declared last may be left out (it must come after every
   // positional that may not).
   ArgParser& optional();

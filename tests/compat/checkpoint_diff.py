@@ -6,7 +6,7 @@ events, bad ids, odd JSON, dispatches, plans, signals, handoffs, resumes)
 run on two run directories, one per tool. After every step the two must
 agree on the exit status class (0, usage error, refusal), on what they
 print, and on state.json and events.jsonl (timestamps and paths aside).
-Where devgraph refuses on purpose (README, "Recording a run") the
+Where devgraph refuses on purpose (docs/building-blocks.md, "Recording a run") the
 step is skipped on both sides and the session goes on. With --alternate
 the devgraph side is a run directory the two tools take turns on. Exit 0
 when every session agreed; otherwise each difference is printed with its

@@ -63,6 +63,11 @@ TEST(VerbHelp, ListsEveryFlagOfEveryParserWithItsDefaultAndTheExample) {
     EXPECT_EQ(help.rfind(squeezed(verb_usage(v)), 0), 0u) << help;
     for (const auto& p : parsers_of(v))
       for (const auto& o : p.options()) {
+        if (o.hidden) {
+          // A test-only or script-only flag: parsed, never offered.
+          EXPECT_EQ(help.find("--" + o.name + " "), std::string::npos) << o.name;
+          continue;
+        }
         EXPECT_NE(help.find("--" + o.name), std::string::npos) << o.name;
         if (o.default_value) {
           EXPECT_NE(help.find("(default: " + squeezed(*o.default_value) + ")"), std::string::npos)
@@ -125,7 +130,8 @@ TEST(VerbHelp, AgreesWithTheCompletionOnEveryParsersFlags) {
       std::set<std::string> offered;
       for (const auto& c : completion::complete(verb_table(), words, none)) offered.insert(c.value);
       std::set<std::string> expected{"--help"};
-      for (const auto& o : all[i].options()) expected.insert("--" + o.name);
+      for (const auto& o : all[i].options())
+        if (!o.hidden) expected.insert("--" + o.name);
       EXPECT_EQ(offered, expected);
     }
   }
@@ -145,6 +151,10 @@ TEST(TopHelp, ListsEveryVerbUnderItsGroupsHeading) {
   }
   for (const Verb& v : verb_table()) {
     const size_t at = help.find("\n  " + std::string(v.name) + " ");
+    if (v.internal) {
+      EXPECT_EQ(at, std::string::npos) << v.name << " is internal";
+      continue;
+    }
     ASSERT_NE(at, std::string::npos) << v.name;
     VerbGroup under = headings.front().second;
     for (const auto& [heading, g] : headings)
@@ -156,6 +166,56 @@ TEST(TopHelp, ListsEveryVerbUnderItsGroupsHeading) {
   EXPECT_EQ(find_verb("board")->group, VerbGroup::look);
   EXPECT_EQ(find_verb("run-bundle")->group, VerbGroup::bundle);
   EXPECT_EQ(find_verb("checkpoint")->group, VerbGroup::blocks);
+}
+
+TEST(VerbHelp, EveryLineFitsEightyColumns) {
+  auto check = [](const std::string& what, const std::string& text) {
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      const std::string line = text.substr(start, end - start);
+      // A single word longer than the width (a long example) cannot wrap.
+      if (line.find(' ', line.find_first_not_of(' ')) != std::string::npos) {
+        EXPECT_LE(line.size(), 79u) << what << ": " << line;
+      }
+      start = end + 1;
+    }
+  };
+  check("devgraph --help", top_help());
+  for (const Verb& v : verb_table()) {
+    SCOPED_TRACE(v.name);
+    std::string help = verb_help(v);
+    // The example is one command line, shown as it is typed.
+    const size_t example = help.find("example:\n  ");
+    if (example != std::string::npos) {
+      const size_t end = help.find('\n', example + 11);
+      help.erase(example, end - example);
+    }
+    check(v.name, help);
+  }
+}
+
+TEST(ArgParser, HelpWrapsTheUsageLineAsArgparseDoes) {
+  ArgParser p("devgraph thing");
+  p.option("first-option", "a")
+      .option("second-option", "b")
+      .option("third-option", "c")
+      .option("fourth-option", "d")
+      .flag("secret", "only tests pass it")
+      .hidden();
+  EXPECT_EQ(p.usage(),
+            "usage: devgraph thing [-h] [--first-option FIRST_OPTION] [--second-option "
+            "SECOND_OPTION] [--third-option THIRD_OPTION] [--fourth-option FOURTH_OPTION]");
+  EXPECT_EQ(p.help().substr(0, p.help().find("\n\n")),
+            "usage: devgraph thing [-h] [--first-option FIRST_OPTION]\n"
+            "                      [--second-option SECOND_OPTION]\n"
+            "                      [--third-option THIRD_OPTION]\n"
+            "                      [--fourth-option FOURTH_OPTION]");
+  EXPECT_EQ(p.help().find("--secret"), std::string::npos);
+  auto parsed = p.parse({"--secret"});
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_TRUE(parsed->flag("secret"));
 }
 
 TEST(ManPages, OnePagePerVerbWithEveryFlagAndDefault) {
