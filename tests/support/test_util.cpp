@@ -177,9 +177,6 @@ std::vector<std::string> documented_exit_codes(std::string_view verb) {
 
 void expect_documented_exit(const std::vector<std::string>& args, const ProcessResult& r) {
   if (args.empty() || r.exit_code < 0) return;
-  // Help and a wrong verb are the dispatcher's, not the verb's.
-  for (const auto& a : args)
-    if (a == "--help" || a == "-h") return;
   auto codes = documented_exit_codes(args[0]);
   if (codes.empty()) return;
   std::string code = std::to_string(r.exit_code);

@@ -47,8 +47,8 @@ ProcessResult run_devgraph(const std::vector<std::string>& args,
 // "128+N"), in its order; empty for a verb that documents none or no verb.
 std::vector<std::string> documented_exit_codes(std::string_view verb);
 // A non-fatal failure when `r` (devgraph run with `args`) exited with a code
-// outside its verb's documented ones. Help, killed processes and verbs
-// without a table pass.
+// outside its verb's documented ones. A killed process, a word that is no
+// verb and a verb without a table pass.
 void expect_documented_exit(const std::vector<std::string>& args, const ProcessResult& r);
 
 // Starts argv (argv[0] a path) in a process group of its own, with the stop
