@@ -249,12 +249,14 @@ Expected<std::shared_ptr<const Json>> StateCache::get() {
     size_t parsed = 0;
     auto r = reparse_state(text_, *state_, state_.use_count() == 1, text, path_, &parsed);
     parsed_bytes_ += parsed;
+    if (parsed == text.size()) ++whole_parses_;
     if (!r) {
       reset();  // values may have been moved out of the kept state
       return r.error();
     }
     next = std::move(*r);
   } else {
+    ++whole_parses_;
     DG_TRY(next, parse_json(text, path_));
     parsed_bytes_ += text.size();
   }

@@ -53,6 +53,9 @@ class StateCache {
   // For tests and benchmarks: files read, and bytes parsed, since made.
   size_t file_reads() const { return file_reads_; }
   size_t parsed_bytes() const { return parsed_bytes_; }
+  // Reads parsed whole: the first, and those of a text the splitter did
+  // not follow.
+  size_t whole_parses() const { return whole_parses_; }
 
  private:
   std::string path_;
@@ -64,6 +67,7 @@ class StateCache {
   bool trusted_ = false;
   size_t file_reads_ = 0;
   size_t parsed_bytes_ = 0;
+  size_t whole_parses_ = 0;
 };
 
 }  // namespace devgraph
