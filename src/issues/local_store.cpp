@@ -1,10 +1,10 @@
 #include "issues/local_store.h"
 
 #include <dirent.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -19,12 +19,6 @@
 
 namespace devgraph::issues {
 namespace {
-
-int64_t wall_clock_ns() {
-  struct timespec ts {};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 constexpr size_t kMaxTitleBytes = 256;
 constexpr size_t kMaxLabelBytes = 64;
@@ -407,7 +401,9 @@ Expected<std::vector<Issue>> LocalIssues::list() const {
         continue;
       }
     }
-    const int64_t started = wall_clock_ns();
+    const int64_t started = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                clock_->wall().time_since_epoch())
+                                .count();
     Kept k;
     ++file_reads_;
     DG_TRY(FileBuffer text, read_file_buffer(path, &k.identity));

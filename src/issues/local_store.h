@@ -99,7 +99,8 @@ class LocalIssues {
   Expected<std::vector<Issue>> list() const;
   // Keep each issue list() read and read its file again only when the file
   // changed (its identity: writers replace it, an editor rewrites it; a
-  // file changed less than a tick before it was read is read again), for a
+  // file changed less than a tenth of a second, by the store's clock,
+  // before it was read is read again), for a
   // process that lists the issues at every decision (the orchestrator).
   void cache_reads(bool on);
   // Issue files list() read (a seam for tests that bound a run's reads).
