@@ -17,9 +17,9 @@ Expected<BundleLayout> start_bundle(RunStore& store, const Graph& graph, git::Gi
   }
   auto first = lane::Walker(graph).lane_nodes("bundle");
   if (first.empty()) return fail(ErrorKind::internal, "GRAPH.yaml has no bundle lane");
-  DG_TRY(auto state, store.read());
-  const Json& cursors = state["bundles_runtime"];
-  if (!cursors.is_object() || !cursors.contains(req.bundle)) {
+  DG_TRY(auto state, store.view());
+  auto cursors = state->find("bundles_runtime");
+  if (cursors == state->end() || !cursors->is_object() || !cursors->contains(req.bundle)) {
     MoveRequest mv;
     mv.bundle = req.bundle;
     mv.node = first.front();

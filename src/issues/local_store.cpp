@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -381,11 +382,46 @@ Expected<std::vector<Issue>> LocalIssues::list() const {
   }
   std::sort(files.begin(), files.end());
   std::vector<Issue> out;
-  for (const auto& [n, name] : files) {
-    DG_TRY(Issue raw, load(dir_, n, join_path(dir_, name)));
-    out.push_back(derive(std::move(raw)));
+  if (!cache_) {
+    for (const auto& [n, name] : files) {
+      ++file_reads_;
+      DG_TRY(Issue raw, load(dir_, n, join_path(dir_, name)));
+      out.push_back(derive(std::move(raw)));
+    }
+    return out;
   }
+  std::map<long long, Kept> kept;
+  for (const auto& [n, name] : files) {
+    const std::string path = join_path(dir_, name);
+    auto old = kept_.find(n);
+    if (old != kept_.end() && old->second.trusted) {
+      if (auto id = file_identity(path); id && *id == old->second.identity) {
+        out.push_back(old->second.issue);
+        kept.emplace(n, std::move(old->second));
+        continue;
+      }
+    }
+    const int64_t started = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                clock_->wall().time_since_epoch())
+                                .count();
+    Kept k;
+    ++file_reads_;
+    DG_TRY(FileBuffer text, read_file_buffer(path, &k.identity));
+    DG_TRY(Issue raw, parse(text.view(), path, n));
+    k.issue = derive(std::move(raw));
+    // A tenth of a second is many kernel ticks: a later change shows in
+    // the file's times.
+    k.trusted = started - k.identity.ctime_ns > 100 * 1000 * 1000;
+    out.push_back(k.issue);
+    kept.emplace(n, std::move(k));
+  }
+  kept_ = std::move(kept);
   return out;
+}
+
+void LocalIssues::cache_reads(bool on) {
+  cache_ = on;
+  kept_.clear();
 }
 
 Expected<Issue> LocalIssues::get(long long number) const {

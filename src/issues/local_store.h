@@ -53,6 +53,7 @@
 // issue file), refused (the file system refused a read or a write).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +61,7 @@
 #include "issues/issue.h"
 #include "util/clock.h"
 #include "util/expected.h"
+#include "util/fs.h"
 
 namespace devgraph::issues {
 
@@ -95,6 +97,14 @@ class LocalIssues {
   Expected<Issue> create(const NewIssue& issue);
   // Every issue, by number; a missing directory holds none.
   Expected<std::vector<Issue>> list() const;
+  // Keep each issue list() read and read its file again only when the file
+  // changed (its identity: writers replace it, an editor rewrites it; a
+  // file changed less than a tenth of a second, by the store's clock,
+  // before it was read is read again), for a
+  // process that lists the issues at every decision (the orchestrator).
+  void cache_reads(bool on);
+  // Issue files list() read (a seam for tests that bound a run's reads).
+  size_t file_reads() const { return file_reads_; }
   Expected<Issue> get(long long number) const;
   // Closes an open issue with `reason` ("" for none). An issue already
   // closed is returned as it is, its first reason kept, and not written.
@@ -109,8 +119,16 @@ class LocalIssues {
                                   const std::string& head);
 
  private:
+  struct Kept {
+    FileIdentity identity;
+    bool trusted = false;  // old enough when read for its identity to tell a change
+    Issue issue;
+  };
   std::string dir_;
   const Clock* clock_;
+  bool cache_ = false;
+  mutable std::map<long long, Kept> kept_;
+  mutable size_t file_reads_ = 0;
 };
 
 }  // namespace devgraph::issues

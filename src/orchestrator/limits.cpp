@@ -369,12 +369,13 @@ std::optional<std::string> LimitsBroker::handle(LimitsClientId id, const std::st
     c.hello = true;
     c.bundle = bundle;
     int rounds = 1;
-    if (auto st = store_.read(); st) {
+    if (auto v = store_.view(); v) {
+      const Json* st = v->get();
       if (auto it = st->find("bundles"); it != st->end() && it->is_array())
         for (const auto& e : *it)
           if (json_str(e, "id") == bundle) rounds = bundle::budget_rounds(e);
     } else {
-      line("limits: cannot read the run for " + bundle + "'s budget: " + st.error().message);
+      line("limits: cannot read the run for " + bundle + "'s budget: " + v.error().message);
     }
     send(book_.hello(id, bundle, rounds, clock_.wall()));
     return std::nullopt;

@@ -271,6 +271,12 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
     DG_TRY(fresh, new_run_dir(place.develop_home, system_clock().wall()));
   }
   RunStore store(run_dir.empty() ? fresh : run_dir, graph, schema);
+  // The orchestrator reads the run at every decision and its drivers write
+  // it meanwhile: reads follow state.json by what changed, and its own
+  // changes leave the cursor records unparsed (what it keeps of the run is
+  // what it reads).
+  store.cache_reads(true);
+  store.defer_cursor_maps(true);
   if (run_dir.empty()) {
     DG_TRY(auto commands, project::detect_commands(top));
     InitRequest init;

@@ -382,7 +382,8 @@ Mode update_mode(bool defer_cursors) {
 
 // One transaction: lock, load + repair, mutate, validate, append, save.
 Expected<Committed> run_transaction(const std::string& run_dir, const Graph& graph,
-                                    const Schema& schema, const Clock& clock, Mode mode,
+                                    const Schema& schema, const Clock& clock,
+                                    size_t* whole_parses, Mode mode,
                                     const std::function<Status(Txn&)>& mutate) {
   const std::string state_path = join_path(run_dir, kStateFile);
   const std::string events_path = join_path(run_dir, kEventsFile);
@@ -419,6 +420,7 @@ Expected<Committed> run_transaction(const std::string& run_dir, const Graph& gra
       txn.state_ = std::move(opened->state);
       txn.deferred_ = std::move(opened->index);
     } else {
+      ++*whole_parses;
       DG_TRY(txn.state_, parse_json(text.view(), state_path));
     }
     if (!txn.state_.is_object()) return fail(state_path + ": not a JSON object");
@@ -477,7 +479,26 @@ std::string RunStore::run_id() const {
 }
 
 Expected<Json> RunStore::read() const {
-  return read_run_state(run_dir_);
+  if (!cache_) {
+    ++whole_parses_;
+    return read_run_state(run_dir_);
+  }
+  DG_TRY(auto v, cache_->get());
+  return *v;
+}
+
+Expected<std::shared_ptr<const Json>> RunStore::view() const {
+  if (cache_) return cache_->get();
+  ++whole_parses_;
+  DG_TRY(Json s, read_run_state(run_dir_));
+  return std::make_shared<const Json>(std::move(s));
+}
+
+void RunStore::cache_reads(bool on) {
+  if (!on)
+    cache_.reset();
+  else if (!cache_)
+    cache_ = std::make_shared<StateCache>(join_path(run_dir_, kStateFile));
 }
 
 std::vector<std::string> runs_newest_first(const std::string& develop_home) {
@@ -516,7 +537,7 @@ Expected<Json> read_run_state(const std::string& run_dir) {
 }
 
 Expected<Committed> RunStore::transact(const std::function<Status(Transaction&)>& mutation) {
-  return run_transaction(run_dir_, *graph_, *schema_, *clock_, Mode::kUpdate,
+  return run_transaction(run_dir_, *graph_, *schema_, *clock_, &whole_parses_, Mode::kUpdate,
                          [&](Txn& txn) { return mutation(txn); });
 }
 
@@ -524,7 +545,7 @@ Expected<Committed> RunStore::init(const InitRequest& req) {
   const Graph& g = *graph_;
   std::string id = run_id();
   auto committed =
-      run_transaction(run_dir_, g, *schema_, *clock_, Mode::kCreate, [&](Txn& txn) -> Status {
+      run_transaction(run_dir_, g, *schema_, *clock_, &whole_parses_, Mode::kCreate, [&](Txn& txn) -> Status {
         const std::string& now = txn.now();
         Json s = Json::object();
         s["run_id"] = id;
@@ -593,7 +614,7 @@ Expected<Committed> RunStore::go(const GoRequest& req) {
   const Graph& g = *graph_;
   DG_CHECK(require_object(req.merge, "merge"));
   DG_CHECK(require_object(req.detail, "detail"));
-  return run_transaction(run_dir_, g, *schema_, *clock_, update_mode(defer_cursors_),
+  return run_transaction(run_dir_, g, *schema_, *clock_, &whole_parses_, update_mode(defer_cursors_),
                          [&](Txn& txn) -> Status {
                            txn.validate_everything_ = false;
                            DG_CHECK(apply_event_common(g, txn, req.event, req.detail, req.merge));
@@ -627,7 +648,7 @@ Expected<Committed> RunStore::event(const EventRequest& req) {
   DG_CHECK(require_object(req.merge, "merge"));
   DG_CHECK(require_object(req.detail, "detail"));
   return run_transaction(
-      run_dir_, g, *schema_, *clock_, update_mode(defer_cursors_), [&](Txn& txn) -> Status {
+      run_dir_, g, *schema_, *clock_, &whole_parses_, update_mode(defer_cursors_), [&](Txn& txn) -> Status {
         txn.validate_everything_ = false;
         DG_CHECK(apply_event_common(g, txn, req.event, req.detail, req.merge));
         if (req.mutate) DG_CHECK(req.mutate(txn.state_));
@@ -693,7 +714,7 @@ Expected<Committed> RunStore::move(const MoveRequest& req) {
   DG_CHECK(require_object(req.detail, "detail"));
   const bool is_task = req.task.has_value();
   return run_transaction(
-      run_dir_, g, *schema_, *clock_, update_mode(defer_cursors_), [&](Txn& txn) -> Status {
+      run_dir_, g, *schema_, *clock_, &whole_parses_, update_mode(defer_cursors_), [&](Txn& txn) -> Status {
         txn.validate_everything_ = false;
         DG_CHECK(txn.require_event_type(req.event));
         if (req.event == kDispatchEvent) {
@@ -774,7 +795,7 @@ Expected<SignalOutcome> RunStore::signal(const SignalRequest& req) {
   if (req.count < 0) return fail("--count must be zero or positive");
   Json report;
   auto committed = run_transaction(
-      run_dir_, g, *schema_, *clock_, update_mode(defer_cursors_), [&](Txn& txn) -> Status {
+      run_dir_, g, *schema_, *clock_, &whole_parses_, update_mode(defer_cursors_), [&](Txn& txn) -> Status {
         txn.validate_everything_ = false;
         Json& s = txn.state_;
         Json* holder = &s;
@@ -829,7 +850,7 @@ Expected<HandoffOutcome> RunStore::handoff(const std::string& reason) {
   const std::string dir = resolve_dir(run_dir_);
   const std::string path = join_path(dir, kHandoffFile);
   auto committed =
-      run_transaction(run_dir_, g, *schema_, *clock_, Mode::kUpdate, [&](Txn& txn) -> Status {
+      run_transaction(run_dir_, g, *schema_, *clock_, &whole_parses_, Mode::kUpdate, [&](Txn& txn) -> Status {
         txn.validate_everything_ = false;
         Json& s = txn.state_;
         if (is_terminal(g, get(s, "status")))
@@ -868,7 +889,7 @@ Expected<ResumeOutcome> RunStore::resume() {
   const Graph& g = *graph_;
   Json summary;
   auto committed =
-      run_transaction(run_dir_, g, *schema_, *clock_, Mode::kUpdate, [&](Txn& txn) -> Status {
+      run_transaction(run_dir_, g, *schema_, *clock_, &whole_parses_, Mode::kUpdate, [&](Txn& txn) -> Status {
         txn.validate_everything_ = false;
         Json& s = txn.state_;
         if (is_terminal(g, get(s, "status")))

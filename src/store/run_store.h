@@ -35,12 +35,14 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "contracts/schema.h"
 #include "graph/graph.h"
+#include "store/state_cache.h"
 #include "util/clock.h"
 #include "util/expected.h"
 #include "util/fs.h"
@@ -168,6 +170,17 @@ class RunStore {
 
   // The current state.json, parsed; no lock (see contracts).
   Expected<Json> read() const;
+  // The same without the copy: a snapshot that is never changed. With
+  // cache_reads() on it is the kept one while state.json is unchanged.
+  Expected<std::shared_ptr<const Json>> view() const;
+  // Keep what read() and view() parsed and follow state.json by what
+  // changed in it (store/state_cache.h), for a process that reads the run
+  // at every decision while others write it (the orchestrator).
+  void cache_reads(bool on);
+  // How many times this store parsed a whole state.json: in read() and
+  // view(), and in a transaction that could not leave the cursor maps
+  // unparsed. A seam for tests that bound a run's reads.
+  size_t whole_parses() const { return whole_parses_ + (cache_ ? cache_->whole_parses() : 0); }
 
   // Creates the run: refuses when state.json exists. Creates RUN_DIR when
   // missing and updates the current-run pointer.
@@ -195,6 +208,8 @@ class RunStore {
   const Schema* schema_;
   const Clock* clock_;
   bool defer_cursors_ = false;
+  std::shared_ptr<StateCache> cache_;
+  mutable size_t whole_parses_ = 0;
 };
 
 // Parses a --merge/--detail value: empty text means {}; anything but a JSON

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <fstream>
 #include <set>
 #include <string>
 #include <thread>
@@ -409,6 +412,79 @@ TEST_F(LocalIssuesTest, WritersAtOnceGetDistinctNumbersAndLoseNothing) {
   std::set<std::string> titles;
   for (const auto& i : *all) titles.insert(i.title);
   EXPECT_EQ(titles.size(), static_cast<size_t>(kThreads * kEach));
+}
+
+}  // namespace
+}  // namespace devgraph::issues
+
+namespace devgraph::issues {
+namespace {
+
+// The system's clock shifted: a second ahead, every file written before is
+// old enough for its identity to tell a later change.
+class ShiftedClock final : public Clock {
+ public:
+  explicit ShiftedClock(std::chrono::seconds shift) : shift_(shift) {}
+  std::chrono::system_clock::time_point wall() const override {
+    return std::chrono::system_clock::now() + shift_;
+  }
+  std::chrono::steady_clock::time_point steady() const override { return {}; }
+
+ private:
+  std::chrono::seconds shift_;
+};
+
+TEST_F(LocalIssuesTest, AListingThatKeepsReadsReadsOnlyTheFilesThatChanged) {
+  for (const char* t : {"alpha", "beta", "gamma"}) create({t, "body", {}, std::nullopt, ""});
+  ShiftedClock ahead(std::chrono::seconds(1));
+  LocalIssues reader(dir(), ahead);
+  reader.cache_reads(true);
+  ASSERT_TRUE(reader.list());
+  EXPECT_EQ(reader.file_reads(), 3u);
+  auto again = reader.list();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(reader.file_reads(), 3u);
+  ASSERT_EQ(again->size(), 3u);
+  EXPECT_EQ((*again)[1].title, "beta");
+  // A write by another process (a new file) and an edit in place.
+  ASSERT_TRUE(store().close(2, "done"));
+  std::string three = test::slurp(reader.path_of(3));
+  size_t at = three.find("gamma");
+  ASSERT_NE(at, std::string::npos);
+  three.replace(at, 5, "delta");
+  {
+    std::ofstream f(reader.path_of(3), std::ios::in | std::ios::out | std::ios::binary);
+    f << three;
+  }
+  auto changed = reader.list();
+  ASSERT_TRUE(changed);
+  EXPECT_EQ(reader.file_reads(), 5u);
+  EXPECT_EQ((*changed)[1].state, "closed");
+  EXPECT_EQ((*changed)[2].title, "delta");
+  // A removed file is gone from the listing; a new one is read.
+  ASSERT_EQ(::unlink(reader.path_of(1).c_str()), 0);
+  create({"epsilon", "", {}, std::nullopt, ""});
+  auto now = reader.list();
+  ASSERT_TRUE(now);
+  ASSERT_EQ(now->size(), 3u);
+  EXPECT_EQ((*now)[2].title, "epsilon");
+  EXPECT_EQ(reader.file_reads(), 6u);
+}
+
+TEST_F(LocalIssuesTest, AFileChangedJustBeforeItWasListedIsReadAgain) {
+  create({"alpha", "", {}, std::nullopt, ""});
+  // A clock a second behind: the file is never old enough when read.
+  ShiftedClock behind(std::chrono::seconds(-1));
+  LocalIssues reader(dir(), behind);
+  reader.cache_reads(true);
+  ASSERT_TRUE(reader.list());
+  ASSERT_TRUE(reader.list());
+  EXPECT_EQ(reader.file_reads(), 2u);
+  // Without cache_reads every listing reads every file.
+  LocalIssues plain(dir());
+  ASSERT_TRUE(plain.list());
+  ASSERT_TRUE(plain.list());
+  EXPECT_EQ(plain.file_reads(), 2u);
 }
 
 }  // namespace

@@ -226,6 +226,24 @@ TEST_F(OrchestratorRun, ThreeIssuesTwoAtATimeAreAllDeliveredAndTheRunCompletes) 
   expect_replays_clean();
 }
 
+// The store as run_setup.cpp opens it for the orchestrator: every decision
+// reads the run through its cached view, so the whole-file parses of a run
+// do not grow with its bundles (a decision that read state.json whole
+// would add several per bundle).
+TEST_F(OrchestratorRun, ARunsWholeStateParsesDoNotGrowWithItsBundles) {
+  store.cache_reads(true);
+  store.defer_cursor_maps(true);
+  for (long long n = 1; n <= 12; ++n) file(n, "item " + std::to_string(n));
+  const size_t before = store.whole_parses();
+  Outcome o = run(pool);
+  ASSERT_EQ(o.exit_code, kExitComplete) << dump_py(o.result);
+  for (long long n = 1; n <= 12; ++n) expect_delivered("b" + std::to_string(n));
+  // The first read, and the after-delivery round's one transaction that
+  // takes the whole state.
+  EXPECT_LE(store.whole_parses() - before, 4u);
+  expect_replays_clean();
+}
+
 TEST_F(OrchestratorRun, ADriverThatDiesWithoutAResultIsRelaunchedWithinItsBudgetThenParked) {
   file(1, "alpha");
   file(2, "beta");
