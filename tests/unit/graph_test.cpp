@@ -63,7 +63,8 @@ TEST(Graph, VocabularyPersonasAndLegacyNodes) {
   EXPECT_FALSE(g.has_persona("developer-repair"));
   EXPECT_EQ(g.legacy_target("adversarial_test"), "verify");
   EXPECT_EQ(g.legacy_target("verify"), std::nullopt);
-  EXPECT_EQ(g.events.size(), 71u);
+  EXPECT_TRUE(g.has_event("COMMIT_HOOK_REJECTED"));
+  EXPECT_EQ(g.events.size(), 72u);
 }
 
 TEST(Graph, CapacityTiers) {
