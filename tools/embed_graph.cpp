@@ -120,9 +120,9 @@ class Tables {
   }
   std::string view(const HeadlessSettings& h) {
     const auto& [enabled, permission_mode, max_turns, timeout, api_retry, model, allowed,
-                 disallowed] = h;
+                 disallowed, run_git_hooks] = h;
     return record<HeadlessSettings>(enabled, permission_mode, max_turns, timeout, api_retry, model,
-                                    allowed, disallowed);
+                                    allowed, disallowed, run_git_hooks);
   }
   std::string view(const BundleBudget& b) {
     const auto& [persona_runs, cost_usd, tokens] = b;

@@ -338,7 +338,8 @@ Expected<std::unique_ptr<Driver>> Driver::open(DriverOptions options, DriverPart
   if (parts.git) {
     impl->git = parts.git;
   } else {
-    impl->own_git = git::make_git(parts.runner, ctx.worktree, driver_git_env());
+    impl->own_git = git::make_git(parts.runner, ctx.worktree, driver_git_env(),
+                                  {parts.graph.headless.run_git_hooks});
     impl->git = impl->own_git.get();
   }
   if (parts.gh) {

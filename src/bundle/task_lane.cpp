@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "bundle/answer.h"
+#include "bundle/commit_hook.h"
 #include "bundle/recovery.h"
 #include "bundle/triage.h"
 #include "lane/routes.h"
@@ -406,7 +407,7 @@ Status TaskLane::on_joined(TaskRun& t, const PersonaResult& last) {
 
 Status TaskLane::start_repair(TaskRun& t, std::vector<std::string> findings, Json detail,
                               const std::string& lead, std::string_view from_route,
-                              const std::string& owner) {
+                              const std::string& owner, std::string_view event) {
   ++t.repairs;
   DG_TRY(auto target,
          run_.walker.follow(kLane, t.node, from_route, run_.journal.previous_node(t.id)));
@@ -415,7 +416,7 @@ Status TaskLane::start_repair(TaskRun& t, std::vector<std::string> findings, Jso
       findings.begin(), findings.begin() + std::min<size_t>(10, findings.size()));
   detail["owner"] = owner;
   DG_CHECK(write_file_atomic(run_.layout.task_findings(t.id), join(findings, "\n") + "\n"));
-  DG_CHECK(run_.journal.move(t.id, target, lane::event::kConcernTriaged,
+  DG_CHECK(run_.journal.move(t.id, target, event,
                              Json{{"repairs", t.repairs}, {kRepairOwnerKey, owner}}, detail));
   t.node = target;
   if (t.repairs > run_.walker.max_cycles(target)) {
@@ -587,14 +588,43 @@ Status TaskLane::commit(TaskRun& t) {
   for (const auto& [oid, o] : tasks_)
     if (o.stage == Stage::blocked && oid != t.id) others.push_back(oid);
   auto check = footprint_check(t.id, others);
-  if (!check) return block(t, check.error().message);
   // Each extension takes every path that counted, so a second pass finds
-  // only paths changed since the first.
-  while (check->report.violation) {
-    DG_TRY(bool extended, recover_footprint(t, *check, others));
-    if (!extended) return {};
+  // only paths changed since the first. false: the task now waits.
+  auto settle = [&]() -> Expected<bool> {
+    if (!check) {
+      DG_CHECK(block(t, check.error().message));
+      return false;
+    }
+    while (check->report.violation) {
+      DG_TRY(bool extended, recover_footprint(t, *check, others));
+      if (!extended) return false;
+      check = footprint_check(t.id, others);
+      if (!check) {
+        DG_CHECK(block(t, check.error().message));
+        return false;
+      }
+    }
+    return true;
+  };
+  DG_TRY(bool settled, settle());
+  if (!settled) return {};
+  // The repository's pre-commit hook runs on the task's paths before the
+  // commit; what it rewrote is then checked like the writers' own changes
+  // (inside the footprint: committed; outside: a violation), and a refusal
+  // goes back to the implementer (bundle/commit_hook.h).
+  bool pre_commit_done = false;
+  if (run_.git.runs_hooks() && !check->report.add_pathspec.empty()) {
+    HookVerdict v = judge_pre_commit(run_.git.pre_commit(check->report.add_pathspec));
+    if (v.action == HookAction::block) return block(t, v.why);
+    if (v.action == HookAction::repair)
+      return start_repair(t, {v.finding}, Json{{"hook", "pre-commit"}},
+                          "Repair this: the repository's hook refused your task's commit: ",
+                          lane::route::kHookRejected, implementer(t.id),
+                          lane::event::kCommitHookRejected);
+    pre_commit_done = true;
     check = footprint_check(t.id, others);
-    if (!check) return block(t, check.error().message);
+    DG_TRY(settled, settle());
+    if (!settled) return {};
   }
   const schedule::FootprintReport& report = check->report;
   std::vector<std::string> files = report.own;
@@ -615,8 +645,16 @@ Status TaskLane::commit(TaskRun& t) {
              72),
         "Task " + t.id + " of bundle " + run_.bundle() + "; footprint " + join(s.files, ", ") + ".",
         {{kTaskTrailer, key}}};
-    auto c = git::commit_paths(run_.git, report.add_pathspec, req,
-                               [&](const char* label) { run_.crash.reach(label, key); });
+    auto c = git::commit_paths(
+        run_.git, report.add_pathspec, req,
+        [&](const char* label) { run_.crash.reach(label, key); }, pre_commit_done);
+    if (!c && c.error().kind == ErrorKind::hook) {
+      // commit-msg refused the message devgraph wrote: no writer can
+      // change that, so a person decides.
+      std::string why = c.error().message;
+      if (!c.error().output.empty()) why += ": " + one_line(clip_tail(c.error().output, 300));
+      return block(t, why);
+    }
     if (!c) return block(t, c.error().message);
     commit = *c;
   }
@@ -708,6 +746,9 @@ Expected<schedule::RunnableSet> TaskLane::runnable() const {
 }
 
 Expected<std::string> TaskLane::run() {
+  // Whether the tasks' commits run the repository's hooks, for whoever
+  // wonders why a hook did or did not run.
+  run_.journal.log("git_hooks", Json{{"run", run_.git.runs_hooks()}});
   DG_CHECK(adopt_cursors());
   while (true) {
     if (int sig = run_.dispatch.stop_signal()) {

@@ -23,6 +23,15 @@
 //   else parks the task for a person with the paths held out of every
 //   commit (footprint_outside). A path nobody listed is never committed
 //   under the task.
+// - Hooks (GRAPH.yaml headless.run_git_hooks): before the commit the
+//   repository's pre-commit hook runs on the task's paths
+//   (Git::pre_commit); the footprint is checked again after it, so a file
+//   it rewrote inside the footprint is committed with the task and one
+//   outside it is a FOOTPRINT_VIOLATION as above. A refusal is
+//   COMMIT_HOOK_REJECTED: commit_task's hook_rejected route to repair_task,
+//   the implementer repairing with the hook's output as a fenced finding,
+//   within repair_task's max_cycles (then awaiting_human, as any repair).
+//   A commit-msg refusal (of devgraph's own message) waits for a person.
 // - Results become routes: done; concerns_actionable for a correctness or
 //   scope concern (bundle/triage.h) while repair cycles remain
 //   (repair_task's persona is the findings' owner); concerns_observational
@@ -71,6 +80,7 @@
 #include "bundle/gates.h"
 #include "bundle/recovery.h"
 #include "bundle/triage.h"
+#include "lane/routes.h"
 #include "schedule/schedule.h"
 #include "util/expected.h"
 
@@ -117,7 +127,8 @@ class TaskLane {
   Status recovered(TaskRun& t, const Recovered& where, const std::string& extra);
   Status start_repair(TaskRun& t, std::vector<std::string> findings, Json detail,
                       const std::string& lead, std::string_view from_route,
-                      const std::string& owner);
+                      const std::string& owner,
+                      std::string_view event = lane::event::kConcernTriaged);
   Status commit(TaskRun& t);
   // The evidence gates (bundle/evidence.h): the test writer's check, which
   // must fail at write_tdd and pass at verify.

@@ -160,7 +160,7 @@ int run_and_report(const Prepared& p, debug::DebugFile file, bool may_ask) {
   if (may_ask && isatty(STDIN_FILENO) && isatty(STDERR_FILENO)) cfg.ask = ask_on_terminal;
   RealCommandRunner runner;
   fix::RuntimePersonas personas(p.graph, p.skill, file.m.worktree, flags);
-  auto git = git::make_git(runner, file.m.worktree, {});
+  auto git = git::make_git(runner, file.m.worktree, {}, {p.graph.headless.run_git_hooks});
   std::unique_ptr<gh::Gh> gh;
   if (file.m.delivery == "github") gh = gh::make_gh(runner, file.m.worktree);
   debug::SessionParts parts{personas, runner, *git, gh.get()};

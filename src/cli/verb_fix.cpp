@@ -273,7 +273,7 @@ int verb_fix(const VerbArgs& args) {
 
   req.on_log = [](const Json& rec) { err() << "devgraph fix: " << dump_py(rec) << "\n"; };
   fix::RuntimePersonas personas(*graph, *skill, worktree, flags);
-  auto git = git::make_git(runner, worktree, {});
+  auto git = git::make_git(runner, worktree, {}, {graph->headless.run_git_hooks});
   auto outcome = fix::run_fix(req, personas, *git, runner);
   if (!outcome) {
     err() << "devgraph fix: " << outcome.error().message << "\n";

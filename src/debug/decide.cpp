@@ -396,6 +396,20 @@ DebugFile decide_tdd(DebugFile f, bool green, const TestRun& run, const DecideRu
   return f;
 }
 
+DebugFile decide_commit_refused(DebugFile f, const std::string& why, const std::string& output,
+                                const DecideRules& rules) {
+  const bool tdd = f.m.tdd_state == "green_confirmed";
+  if (tdd) f.m.tdd_state = "red_confirmed";  // the changed fix must pass the test again
+  f = launch(std::move(f), tdd ? "tdd_green" : "fix",
+             "devgraph tried to commit your fix and the repository's hook refused it (" +
+                 one_line(why, 300) + ").\n" + wrap_data("The hook's output", output) +
+                 "\nChange the fix so that the hook passes, keep the test, and return "
+                 "DEBUG_COMPLETE again with every file you changed in files_changed.",
+             rules);
+  f.status = status_for(f);
+  return f;
+}
+
 DebugFile decide_reviewed(DebugFile f, const DecideRules& rules) {
   f.m.step += 1;
   f = after_root_cause(std::move(f), rules);

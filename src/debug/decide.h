@@ -81,6 +81,13 @@ DebugFile decide_malformed(DebugFile file, const std::string& why, const DecideR
 Expected<DebugFile> decide_answer(DebugFile file, const Answer& answer, const std::string& now);
 // `green`: the run after the fix; else the red run before it.
 DebugFile decide_tdd(DebugFile file, bool green, const TestRun& run, const DecideRules& rules);
+// The repository's hook refused the fix's commit (git/git.h
+// ErrorKind::hook; `why` its one line, `output` what it printed): the
+// debugger changes the fix, shown the output as data, in the mode it fixed
+// in (a TDD session's green run is due again), within the cycles before a
+// person is asked.
+DebugFile decide_commit_refused(DebugFile file, const std::string& why, const std::string& output,
+                                const DecideRules& rules);
 // After the specialist (its review already appended, or none to be had).
 DebugFile decide_reviewed(DebugFile file, const DecideRules& rules);
 

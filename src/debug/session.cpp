@@ -192,7 +192,16 @@ Status step_commit(DebugFile& f, const SessionConfig& cfg, SessionParts& parts) 
       req.subject = "fix: " + one_line(f.resolution.fix.empty() ? f.slug : f.resolution.fix, 64);
       req.body = "Root cause: " + one_line(f.resolution.root_cause, 400);
       req.trailers = {{trailer, f.slug}};
-      DG_TRY(f.m.commit, git::commit_paths(parts.git, paths, req));
+      auto c = git::commit_paths(parts.git, paths, req);
+      if (!c && c.error().kind == ErrorKind::hook) {
+        // Not a failure of the session: the debugger changes the fix.
+        say(cfg, c.error().message);
+        f = decide_commit_refused(std::move(f), c.error().message, c.error().output,
+                                  decide_rules(cfg.rules));
+        return record(cfg, f, "commit_refused",
+                      Json{{"hook", c.error().message}, {"files", paths}});
+      }
+      DG_TRY(f.m.commit, c);
       say(cfg, "committed " + join(paths, ", ") + " as " + f.m.commit.substr(0, 12));
     } else {
       say(cfg, "the fix's files show no change: nothing to commit");

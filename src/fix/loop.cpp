@@ -31,6 +31,23 @@ struct Loop {
   bool context_given = false, env_retried = false;
   std::string context_text;
   std::vector<Validation> last_validations;  // the last fix's, shown to the re-reviewer
+  // A gap's commit the repository's hook refused (git/git.h ErrorKind::hook).
+  struct HookRefusal {
+    std::string gap;
+    std::string why;
+    std::string output;
+  };
+  std::vector<HookRefusal> last_refusals;  // the last fix's, shown to the next fixer
+
+  // A refused commit is a gap of its own: the fix is not on the branch.
+  static Gap hook_gap(const HookRefusal& h) {
+    Gap g;
+    g.severity = Severity::high;
+    g.file = "hook";
+    g.description = "the repository's hook refused the commit of the fix for \"" + h.gap +
+                    "\": " + one_line(h.why, 300);
+    return g;
+  }
 
   static bool red(const Validation& v) { return v.timed_out || v.exit_code != 0; }
 
@@ -177,7 +194,17 @@ struct Loop {
       git::CommitRequest c{clip("fix: " + one_line(gap.description), 72),
                            render_gap(gap),
                            {{kGapTrailer, gap_key(gap)}}};
-      DG_TRY(auto hash, git::commit_paths(git, spec, c));
+      auto committed = git::commit_paths(git, spec, c);
+      if (!committed && committed.error().kind == ErrorKind::hook) {
+        // The files stay changed in the worktree for the next fixer.
+        last_refusals.push_back(
+            {one_line(gap.description, 200), committed.error().message, committed.error().output});
+        log("hook_refused", Json{{"gap", render_gap(gap)},
+                                 {"hook", committed.error().message},
+                                 {"files", paths}});
+        continue;
+      }
+      DG_TRY(auto hash, committed);
       if (hash.empty()) continue;
       for (const auto& p : paths) committed_files.insert(p);
       rep.commits.push_back(hash);
@@ -261,6 +288,10 @@ struct Loop {
     if (!context_text.empty())
       dispatch += "\n\nWhat the previous attempt said it was missing, gathered by devgraph:\n" +
                   templates::fence_data("gathered context", context_text) + "\n";
+    for (const auto& h : last_refusals)
+      dispatch += "\n\nThe repository's hook refused the commit of your fix for \"" + h.gap +
+                  "\" (" + one_line(h.why, 300) + "); the files are still changed in the "
+                  "worktree. Its output:\n" + templates::fence_data("hook output", h.output) + "\n";
     for (const auto& val : last_validations)
       if (red(val))
         dispatch += "\n\nThe validation `" + one_line(val.command) +
@@ -291,18 +322,24 @@ struct Loop {
         if (s.is_string())
           (std::string(k) == "blockers" ? attempt.blockers : attempt.missing_context)
               .push_back(s.get<std::string>());
+    last_refusals.clear();
     DG_CHECK(commit_fixes(a.result, gaps, attempt));
     attempt.validations = validate();
     if (interrupted) return fail(ErrorKind::interrupted, "stopped by a signal", 128 + interrupted);
     DG_CHECK(save(join_path(dir, "validation.json"), validations_json(attempt.validations)));
     last_validations = attempt.validations;
     DG_TRY(auto next, review(n));
-    if (next.verdict != Verdict::blocked)
+    if (next.verdict != Verdict::blocked) {
       for (const auto& val : attempt.validations)
         if (red(val)) {
           next.gaps.push_back(validation_gap(val));
           next.verdict = Verdict::fix_first;
         }
+      for (const auto& h : last_refusals) {
+        next.gaps.push_back(hook_gap(h));
+        next.verdict = Verdict::fix_first;
+      }
+    }
     attempt.gaps_after = blocking(next);
     attempts.push_back(std::move(attempt));
     out.loops = n;

@@ -1,6 +1,7 @@
 #include "git/git.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <string_view>
 #include <utility>
@@ -20,10 +21,37 @@ std::string trim(std::string s) {
 
 class RealGit final : public Git {
  public:
-  RealGit(CommandRunner& runner, std::string dir, std::map<std::string, std::string> env)
-      : runner_(runner), dir_(std::move(dir)), env_(std::move(env)) {}
+  RealGit(CommandRunner& runner, std::string dir, std::map<std::string, std::string> env,
+          GitOptions options)
+      : runner_(runner), dir_(std::move(dir)), env_(std::move(env)), options_(options) {}
 
   const std::string& dir() const override { return dir_; }
+  bool runs_hooks() const override { return options_.run_hooks; }
+
+  Status pre_commit(const std::vector<std::string>& pathspec) override {
+    if (!options_.run_hooks) return {};
+    if (pathspec.empty()) return run_hook("pre-commit", {}, {});
+    // The hook sees the index `git commit -- <pathspec>` would commit: HEAD
+    // and these paths, in an index of its own, so what else is staged (and
+    // what the hook stages) stays out of the real index.
+    DG_TRY(std::string index, git_path("devgraph-pre-commit-index"));
+    (void)std::remove(index.c_str());  // a killed run's leftover
+    std::map<std::string, std::string> env = {{"GIT_INDEX_FILE", index}};
+    auto head = run({"rev-parse", "--verify", "--quiet", "HEAD^{commit}"});
+    std::vector<std::string> add = {"add", "--"};
+    add.insert(add.end(), pathspec.begin(), pathspec.end());
+    Status ran = [&]() -> Status {
+      DG_TRY(auto read, run(head ? std::vector<std::string>{"read-tree", trim(*head)}
+                                 : std::vector<std::string>{"read-tree", "--empty"},
+                            "", env));
+      (void)read;
+      DG_TRY(auto added, run(add, "", env));
+      (void)added;
+      return run_hook("pre-commit", {}, env);
+    }();
+    (void)std::remove(index.c_str());  // the commit builds its own
+    return ran;
+  }
 
   Expected<std::string> rev_parse(const std::string& rev) override {
     if (rev == "HEAD" && !env_.count("GIT_DIR") && !env_.count("GIT_COMMON_DIR"))
@@ -68,15 +96,23 @@ class RealGit final : public Git {
   }
 
   Expected<std::string> commit(const CommitRequest& request,
-                               const std::vector<std::string>& pathspec) override {
+                               const std::vector<std::string>& pathspec,
+                               bool pre_commit_done) override {
     if (request.subject.empty()) return fail("git commit: empty subject");
+    std::string message = format_commit_message(request);
+    if (options_.run_hooks) {
+      if (!pre_commit_done) DG_CHECK(pre_commit(pathspec));
+      DG_TRY(message, commit_msg_hook(std::move(message)));
+    }
     // The message goes through stdin so no text is ever read as an option.
+    // The hooks ran above, each once: --no-verify keeps git from running
+    // them again.
     std::vector<std::string> args = {"commit", "-q", "--no-verify", "-F", "-"};
     if (!pathspec.empty()) {
       args.push_back("--");
       args.insert(args.end(), pathspec.begin(), pathspec.end());
     }
-    DG_TRY(auto out, run(args, format_commit_message(request)));
+    DG_TRY(auto out, run(args, message));
     (void)out;
     return rev_parse("HEAD");
   }
@@ -154,8 +190,59 @@ class RealGit final : public Git {
   }
 
  private:
-  Expected<std::string> run(std::vector<std::string> args, std::string input = "",
-                            const std::map<std::string, std::string>& extra_env = {}) {
+  // Runs the repository's hook `name` (`git hook run --ignore-missing`):
+  // ok when it passed or there is none, an ErrorKind::hook error with its
+  // output when it refused or timed out.
+  Status run_hook(const std::string& name, const std::vector<std::string>& args,
+                  const std::map<std::string, std::string>& extra_env) {
+    CommandSpec spec = base_spec({"hook", "run", "--ignore-missing", name}, extra_env);
+    if (!args.empty()) {
+      spec.argv.push_back("--");
+      spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    }
+    spec.timeout = options_.hook_timeout;
+    spec.max_output_bytes = 64 * 1024;
+    DG_TRY(auto r, runner_.run(spec));
+    if (r.ok()) return {};
+    // `git hook` came with git 2.36; an older git says it has no such
+    // command, which is no refusal of the repository's hook.
+    if (!r.timed_out && r.err.find("'hook' is not a git command") != std::string::npos)
+      return fail("git hook run: this git is older than 2.36 and cannot run the repository's " +
+                  name + " hook; update git, or set GRAPH.yaml headless.run_git_hooks: false");
+    std::string output = clip_tail(r.out + r.err, kHookOutputMax);
+    std::string why = r.timed_out ? "timed out" : last_line(output);
+    if (why.empty()) why = "exit " + std::to_string(r.exit_code);
+    Error e = fail(ErrorKind::hook, "the repository's " + name + " hook refused the commit in " +
+                                        dir_ + ": " + why);
+    e.output = std::move(output);
+    return e;
+  }
+
+  // A path in the worktree's git directory (`git rev-parse --git-path`).
+  Expected<std::string> git_path(const std::string& name) {
+    DG_TRY(auto where, run({"rev-parse", "--git-path", name}));
+    std::string path = trim(where);
+    if (path.empty()) return fail("git rev-parse --git-path: no answer in " + dir_);
+    if (path[0] != '/') path = dir_ + "/" + path;
+    return path;
+  }
+
+  // The commit-msg hook on `message`, in a file of the worktree's git
+  // directory as git's own COMMIT_EDITMSG is; the hook may rewrite it (a
+  // sign-off line), and what it leaves is the message.
+  Expected<std::string> commit_msg_hook(std::string message) {
+    DG_TRY(std::string path, git_path("DEVGRAPH_COMMIT_MSG"));
+    DG_CHECK(write_file_atomic(path, message));
+    Status hook = run_hook("commit-msg", {path}, {});
+    auto edited = read_file(path);
+    (void)std::remove(path.c_str());  // a leftover is harmless: rewritten next time
+    DG_CHECK(hook);
+    if (!edited) return edited.error();
+    return std::move(*edited);
+  }
+
+  CommandSpec base_spec(const std::vector<std::string>& args,
+                        const std::map<std::string, std::string>& extra_env = {}) const {
     CommandSpec spec;
     spec.argv = {"git"};
     spec.argv.insert(spec.argv.end(), args.begin(), args.end());
@@ -166,6 +253,12 @@ class RealGit final : public Git {
     spec.env["GIT_PAGER"] = "cat";
     spec.env["GIT_EDITOR"] = "true";
     spec.env["GIT_TERMINAL_PROMPT"] = "0";
+    return spec;
+  }
+
+  Expected<std::string> run(std::vector<std::string> args, std::string input = "",
+                            const std::map<std::string, std::string>& extra_env = {}) {
+    CommandSpec spec = base_spec(args, extra_env);
     spec.input = std::move(input);
     DG_TRY(auto r, runner_.run(spec));
     if (!r.ok()) {
@@ -180,13 +273,14 @@ class RealGit final : public Git {
   CommandRunner& runner_;
   std::string dir_;
   std::map<std::string, std::string> env_;
+  GitOptions options_;
 };
 
 }  // namespace
 
 std::unique_ptr<Git> make_git(CommandRunner& runner, std::string dir,
-                              std::map<std::string, std::string> env) {
-  return std::make_unique<RealGit>(runner, std::move(dir), std::move(env));
+                              std::map<std::string, std::string> env, GitOptions options) {
+  return std::make_unique<RealGit>(runner, std::move(dir), std::move(env), options);
 }
 
 namespace {
@@ -282,15 +376,16 @@ std::string format_commit_message(const CommitRequest& request) {
 
 Expected<std::string> commit_paths(Git& git, const std::vector<std::string>& pathspec,
                                    const CommitRequest& request,
-                                   const std::function<void(const char*)>& on_step) {
+                                   const std::function<void(const char*)>& on_step,
+                                   bool pre_commit_done) {
   // Nothing of ours changed: no `git add` at all (an empty pathspec is an
   // error to git) and, above all, no pathless commit of the whole index.
   if (pathspec.empty()) return std::string();
   DG_CHECK(git.add(pathspec));
   if (on_step) on_step("commit");
-  auto c = git.commit(request, pathspec);
+  auto c = git.commit(request, pathspec, pre_commit_done);
   if (on_step) on_step("committed");
-  if (c) return c;
+  if (c || c.error().kind == ErrorKind::hook) return c;
   // The paths were listed as changed, so a refused commit is rare: asked
   // only then, a pathspec with nothing staged is nothing to commit rather
   // than an error.

@@ -7,6 +7,22 @@
 // "--", so a pathspec is never read as an option; nothing here ever stages
 // with -A or ".".
 //
+// Hooks: with GitOptions::run_hooks (the default) a commit runs the
+// repository's own hooks as `git commit` would, each as a child of its own
+// (`git hook run`, argv, GitOptions::hook_timeout, output bounded):
+// pre-commit on an index of HEAD plus the commit's paths (what `git commit
+// -- <pathspec>` shows it), then commit-msg on the message, and only then
+// `git commit --no-verify`: each hook runs once, a refusal is known to be
+// the hook's, and what a pre-commit hook rewrote in the working tree is
+// what the commit takes.
+// prepare-commit-msg and post-commit run inside `git commit` as always. A
+// hook that exits non-zero or times out is an Error of kind
+// ErrorKind::hook whose message names the hook and whose `output` is the
+// tail of what it printed (at most kHookOutputMax bytes); nothing is
+// committed. A git too old for `git hook run` (before 2.36) is a refused
+// error saying so, never taken for a refusing hook. Without run_hooks no
+// hook of either kind runs.
+//
 // Exactly-once support: commit() writes trailers ("Key: value" lines in the
 // last paragraph of the message) and find_trailer() finds the commits that
 // carry one, so a driver killed between "commit" and "record the commit" can
@@ -33,6 +49,16 @@ struct CommitRequest {
   std::vector<std::pair<std::string, std::string>> trailers;  // in order
 };
 
+// How a Git object commits (make_git). run_hooks: GRAPH.yaml
+// headless.run_git_hooks.
+struct GitOptions {
+  bool run_hooks = true;
+  std::chrono::milliseconds hook_timeout{std::chrono::minutes(10)};
+};
+
+// The most of a refusing hook's output an Error carries (its tail).
+inline constexpr size_t kHookOutputMax = 4000;
+
 struct TrailerHit {
   std::string commit;  // full hash
   std::string value;   // the trailer's value on that commit
@@ -54,12 +80,25 @@ class Git {
   // staged paths it matches.
   virtual Expected<std::vector<std::string>> staged(
       const std::vector<std::string>& pathspec = {}) = 0;
-  // Commits what is staged; returns the new HEAD. Fails when nothing is
+  // Whether commits run the repository's hooks (GitOptions::run_hooks).
+  virtual bool runs_hooks() const = 0;
+  // Runs the repository's pre-commit hook (`git hook run --ignore-missing`)
+  // on the index `git commit -- <pathspec>` would commit: HEAD plus those
+  // paths, in an index of its own (the real index is left as it is; an
+  // empty pathspec: the real index). Ok when it passed, when there is none
+  // or when hooks are off; an ErrorKind::hook error with its output when it
+  // refused or timed out. What it rewrote in the working tree stays there.
+  virtual Status pre_commit(const std::vector<std::string>& pathspec) = 0;
+  // Commits what is staged; returns the new HEAD. With hooks on it runs
+  // pre-commit (unless `pre_commit_done`: the caller ran it itself through
+  // run_hook, to judge what it rewrote) and commit-msg first; a refusal is
+  // an ErrorKind::hook error and nothing is committed. Fails when nothing is
   // staged. With a pathspec only those paths are committed (`git commit --
   // <pathspec>`): whatever else sits in the index (a persona may have staged
   // another task's files) stays staged and out of this commit.
   virtual Expected<std::string> commit(const CommitRequest& request,
-                                       const std::vector<std::string>& pathspec = {}) = 0;
+                                       const std::vector<std::string>& pathspec = {},
+                                       bool pre_commit_done = false) = 0;
   // Commits reachable from HEAD (and, when `since` is set, not from `since`)
   // that carry trailer `key`; newest first.
   virtual Expected<std::vector<TrailerHit>> find_trailer(const std::string& key,
@@ -86,15 +125,18 @@ class Git {
 // to commit (an empty pathspec, or paths whose change was undone before
 // the add). `on_step` is called with "commit" right before `git commit`
 // and "committed" right after it (the crash points of an exactly-once
-// commit); it may be empty.
+// commit); it may be empty. A refusing hook is the commit's ErrorKind::hook
+// error, passed on as it is.
 Expected<std::string> commit_paths(Git& git, const std::vector<std::string>& pathspec,
                                    const CommitRequest& request,
-                                   const std::function<void(const char*)>& on_step = {});
+                                   const std::function<void(const char*)>& on_step = {},
+                                   bool pre_commit_done = false);
 
 // The real implementation: runs git through `runner` in `dir`. `env` is
 // added to every git invocation (e.g. a committer identity).
 std::unique_ptr<Git> make_git(CommandRunner& runner, std::string dir,
-                              std::map<std::string, std::string> env = {});
+                              std::map<std::string, std::string> env = {},
+                              GitOptions options = {});
 
 // `git -C dir ARGS` as argv through `runner`, for the queries the Git
 // interface does not type (an exit code that is an answer, as

@@ -449,6 +449,11 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
   DG_TRY(g.headless.allowed_tools, r.strings(at(hl, "allowed_tools"), "headless.allowed_tools"));
   DG_TRY(g.headless.disallowed_tools,
          r.strings(at(hl, "disallowed_tools"), "headless.disallowed_tools"));
+  if (!at(hl, "run_git_hooks").is_null()) {
+    if (!at(hl, "run_git_hooks").is_boolean())
+      return r.bad("headless.run_git_hooks", "true or false");
+    g.headless.run_git_hooks = at(hl, "run_git_hooks").get<bool>();
+  }
 
   const Json& cap = at(doc, "capacity");
   DG_TRY(g.capacity.signals, r.strings(at(cap, "signals"), "capacity.signals"));

@@ -95,6 +95,9 @@ struct HeadlessSettings {
   std::optional<std::string> model;
   std::vector<std::string> allowed_tools;
   std::vector<std::string> disallowed_tools;
+  // devgraph's commits run the repository's pre-commit and commit-msg
+  // hooks (git/git.h GitOptions::run_hooks); false skips them.
+  bool run_git_hooks = true;
 
   bool operator==(const HeadlessSettings&) const = default;
 };

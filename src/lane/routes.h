@@ -24,6 +24,8 @@ inline constexpr std::string_view kBlocked = "blocked";
 inline constexpr std::string_view kConcernsActionable = "concerns_actionable";
 inline constexpr std::string_view kConcernsObservational = "concerns_observational";
 inline constexpr std::string_view kFootprintViolation = "footprint_violation";
+// A repository hook refused a task's commit (git/git.h ErrorKind::hook).
+inline constexpr std::string_view kHookRejected = "hook_rejected";
 inline constexpr std::string_view kExhausted = "exhausted";
 inline constexpr std::string_view kRecovered = "recovered";
 inline constexpr std::string_view kUnresolved = "unresolved";
@@ -88,6 +90,7 @@ inline constexpr RouteUse kRoutesTaken[] = {
     {"verify", route::kConcernsObservational},
     {"verify", route::kBlocked},
     {"commit_task", route::kFootprintViolation},
+    {"commit_task", route::kHookRejected},
     {"repair_task", route::kDone},
     {"repair_task", route::kExhausted},
     {"repair_task", route::kBlocked},
@@ -133,6 +136,7 @@ inline constexpr std::string_view kTaskCommitted = "TASK_COMMITTED";
 inline constexpr std::string_view kFootprintViolation = "FOOTPRINT_VIOLATION";
 inline constexpr std::string_view kTaskRepairDone = "TASK_REPAIR_DONE";
 inline constexpr std::string_view kConcernTriaged = "CONCERN_TRIAGED";
+inline constexpr std::string_view kCommitHookRejected = "COMMIT_HOOK_REJECTED";
 inline constexpr std::string_view kTasksComplete = "BUNDLE_TASKS_COMPLETE";
 inline constexpr std::string_view kVerifyPassed = "BUNDLE_VERIFY_PASSED";
 inline constexpr std::string_view kVerifyFailed = "BUNDLE_VERIFY_FAILED";
@@ -205,6 +209,7 @@ inline constexpr std::string_view kEventsWritten[] = {
     event::kFootprintViolation,
     event::kTaskRepairDone,
     event::kConcernTriaged,
+    event::kCommitHookRejected,
     event::kTasksComplete,
     event::kVerifyPassed,
     event::kVerifyFailed,

@@ -7,7 +7,10 @@
 // flag, file or field that is wrong. Error::kind says what sort of failure
 // it is, so a caller can branch without reading the message.
 // Error::exit_code is the process exit code a verb returns when it gives up
-// because of this error.
+// because of this error. Error::output is empty except for the kinds that
+// carry what a failing child printed (hook: the repository hook's output,
+// its tail, bounded); it is untrusted text and is fenced as data before it
+// reaches a prompt.
 #pragma once
 
 #include <cassert>
@@ -23,9 +26,11 @@ namespace devgraph {
 // the default), something that is not there (not_found), a failure worth
 // retrying later (transient: a network or service hiccup), a limit of time
 // that ran out (timeout), an engine defect such as code and graph
-// disagreeing (internal), and a stop a person asked for (interrupted: a
-// signal; the work is resumable, nothing failed).
-enum class ErrorKind { usage, refused, not_found, transient, timeout, internal, interrupted };
+// disagreeing (internal), a stop a person asked for (interrupted: a
+// signal; the work is resumable, nothing failed), and a repository's own
+// git hook (pre-commit, commit-msg) that refused a commit (hook: the work
+// goes back to whoever wrote it, with Error::output).
+enum class ErrorKind { usage, refused, not_found, transient, timeout, internal, interrupted, hook };
 
 inline const char* kind_name(ErrorKind kind) {
   switch (kind) {
@@ -43,6 +48,8 @@ inline const char* kind_name(ErrorKind kind) {
       return "internal";
     case ErrorKind::interrupted:
       return "interrupted";
+    case ErrorKind::hook:
+      return "hook";
   }
   return "refused";
 }
@@ -51,6 +58,7 @@ struct Error {
   std::string message;
   int exit_code = 1;
   ErrorKind kind = ErrorKind::refused;
+  std::string output = {};
 };
 
 // Tag used to build a failed Expected: `return fail("no such run");`.

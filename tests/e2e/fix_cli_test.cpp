@@ -414,6 +414,40 @@ TEST_F(FixCli, TheNextFixerIsShownTheRedValidationAsData) {
   EXPECT_NE(dispatch_gaps.find("`sh check.sh` exited 1"), std::string::npos) << dispatch_gaps;
 }
 
+TEST_F(FixCli, AFixTheRepositorysHookRefusesIsNotShippedAndTheNextFixerSeesTheHooksOutput) {
+  // The repository's pre-commit hook refuses a staged file with a tab.
+  ASSERT_TRUE(write_file_atomic(repo + "/.git/hooks/pre-commit",
+                                "#!/bin/sh\n"
+                                "tab=$(printf '\\t')\n"
+                                "for f in $(git diff --cached --name-only); do\n"
+                                "  if grep -q \"$tab\" \"$f\"; then echo \"HOOK: $f has a tab\"; "
+                                "exit 1; fi\n"
+                                "done\n",
+                                0755)
+                  .ok());
+  test::write_text(s / "review.md", "- [HIGH] a.txt says a, not alpha — src/a.txt:1\n");
+  Json fixed = result("DONE", "alpha");
+  fixed["fixes"] = Json::array({{{"gap", 1}, {"files", {"src/a.txt"}}}});
+  when("developer", "HOOK: src/a.txt has a tab",
+       {{"files", Json::array({file("src/a.txt", "alpha\n")})}, {"result", fixed}});
+  when("developer", "Fix loop 1 of",
+       {{"files", Json::array({file("src/a.txt", "al\tpha\n")})}, {"result", fixed}});
+  rule("code-reviewer", {{"result", review(Json::array())}});
+  auto r = fix({"--review", s / "review.md"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["end"], "ship");
+  EXPECT_EQ(res["loops"], 2) << "the refused commit held the first loop back";
+  EXPECT_NE(r.err.find("hook_refused"), std::string::npos) << r.err;
+  // The second fixer got the hook's words, fenced as data, and its fix is
+  // the one on the branch.
+  std::string gaps = test::slurp(out_dir + "/loop-2/gaps-to-fix.md");
+  EXPECT_NE(gaps.find("hook refused the commit"), std::string::npos) << gaps;
+  EXPECT_EQ(git({"show", "HEAD:src/a.txt"}), "alpha\n");
+  EXPECT_EQ(git({"grep", "-c", "\t", "HEAD", "--", "src/a.txt"}), "");
+  EXPECT_EQ(git({"status", "--porcelain"}), "");
+}
+
 TEST_F(FixCli, TwoRunsInOneSecondKeepRecordDirectoriesOfTheirOwn) {
   test::write_text(s / "review.md", "- [HIGH] gap one — src/a.txt:1\n");
   rule("developer", {{"result", result("DONE", "could not find it")}});

@@ -54,9 +54,25 @@ Expected<std::vector<std::string>> FakeGit::staged(const std::vector<std::string
   return out;
 }
 
+Status FakeGit::pre_commit(const std::vector<std::string>& pathspec) {
+  return run_hook("pre-commit", pathspec);
+}
+
+Status FakeGit::run_hook(const std::string& name, const std::vector<std::string>& pathspec) {
+  if (!hooks) return {};
+  hooks_run.push_back(name);
+  if (on_hook) return on_hook(*this, name, pathspec);
+  return {};
+}
+
 Expected<std::string> FakeGit::commit(const CommitRequest& request,
-                                      const std::vector<std::string>& pathspec) {
+                                      const std::vector<std::string>& pathspec,
+                                      bool pre_commit_done) {
   ++commit_calls;
+  if (hooks) {
+    if (!pre_commit_done) DG_CHECK(pre_commit(pathspec));
+    DG_CHECK(run_hook("commit-msg", {}));
+  }
   DG_TRY(auto paths, staged(pathspec));
   if (paths.empty()) return fail("git commit failed in " + dir_ + ": nothing to commit");
   char buf[41];

@@ -5,6 +5,7 @@
 // counts calls so a test can assert an effect happened exactly once.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -33,14 +34,26 @@ class FakeGit final : public Git {
   std::vector<std::string> worktrees_added;
   int push_calls = 0;
   std::string diff_text;
+  // Hooks: `hooks` is GitOptions::run_hooks; `on_hook` answers each hook
+  // run, "pre-commit" or "commit-msg" (empty: every hook passes), and may
+  // touch paths as a rewriting hook would; hooks_run lists the hooks run,
+  // in order.
+  bool hooks = true;
+  // `pathspec` is what the commit takes ({} for commit-msg).
+  std::function<Status(FakeGit&, const std::string& name, const std::vector<std::string>& pathspec)>
+      on_hook;
+  std::vector<std::string> hooks_run;
 
   const std::string& dir() const override { return dir_; }
   Expected<std::string> rev_parse(const std::string& rev) override;
   Expected<std::vector<StatusEntry>> status() override;
   Status add(const std::vector<std::string>& pathspec) override;
   Expected<std::vector<std::string>> staged(const std::vector<std::string>& pathspec = {}) override;
+  bool runs_hooks() const override { return hooks; }
+  Status pre_commit(const std::vector<std::string>& pathspec) override;
   Expected<std::string> commit(const CommitRequest& request,
-                               const std::vector<std::string>& pathspec = {}) override;
+                               const std::vector<std::string>& pathspec = {},
+                               bool pre_commit_done = false) override;
   Expected<std::vector<TrailerHit>> find_trailer(const std::string& key,
                                                  const std::string& since = "") override;
   Status worktree_add(const std::string& path, const std::string& branch,
@@ -52,6 +65,7 @@ class FakeGit final : public Git {
   Expected<std::vector<std::string>> log_oneline(const std::string& base) override;
 
  private:
+  Status run_hook(const std::string& name, const std::vector<std::string>& pathspec);
   std::string dir_;
   std::set<std::string> dirty_;
   std::set<std::string> staged_;

@@ -115,6 +115,29 @@ TEST(DebugDecide, TheTddGateWantsRedBeforeTheFixAndGreenAfter) {
   EXPECT_TRUE(f.m.tdd_used);
 }
 
+TEST(DebugDecide, ACommitTheRepositorysHookRefusesGoesBackToTheDebuggerWithItsOutput) {
+  // Without --tdd: the debugger fixes again, shown the hook's output as data.
+  DebugFile f = decide_return(fresh(), complete({"a"}), "t", rules());
+  ASSERT_EQ(f.m.phase, "commit");
+  DebugFile back = decide_commit_refused(f, "pre-commit hook refused", "a.txt: tab\n", rules());
+  EXPECT_EQ(back.m.phase, "launch");
+  EXPECT_EQ(back.m.mode, "fix");
+  EXPECT_NE(back.m.directive.find("pre-commit hook refused"), std::string::npos);
+  EXPECT_NE(back.m.directive.find("DATA_START\na.txt: tab\nDATA_END"), std::string::npos)
+      << back.m.directive;
+  // With --tdd the changed fix must pass the test again before the commit.
+  DebugFile t = fresh(true);
+  t.m.tdd_state = "green_confirmed";
+  t.m.phase = "commit";
+  t = decide_commit_refused(t, "commit-msg hook refused", "no ticket\n", rules());
+  EXPECT_EQ(t.m.mode, "tdd_green");
+  EXPECT_EQ(t.m.tdd_state, "red_confirmed");
+  // The cycle limit holds: past it a person is asked first.
+  DebugFile spent = f;
+  spent.m.cycles_since_person = rules().max_cycles;
+  EXPECT_EQ(decide_commit_refused(spent, "refused", "", rules()).m.phase, "ask");
+}
+
 TEST(DebugDecide, ATestThatCannotRunIsSentBack) {
   DebugFile f = fresh(true);
   f.m.test_command = {"nope"};

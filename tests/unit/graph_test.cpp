@@ -63,7 +63,8 @@ TEST(Graph, VocabularyPersonasAndLegacyNodes) {
   EXPECT_FALSE(g.has_persona("developer-repair"));
   EXPECT_EQ(g.legacy_target("adversarial_test"), "verify");
   EXPECT_EQ(g.legacy_target("verify"), std::nullopt);
-  EXPECT_EQ(g.events.size(), 71u);
+  EXPECT_TRUE(g.has_event("COMMIT_HOOK_REJECTED"));
+  EXPECT_EQ(g.events.size(), 72u);
 }
 
 TEST(Graph, CapacityTiers) {
@@ -225,6 +226,39 @@ TEST(Graph, TheBoardSnapshotPathIsAPatternOfTheRunDirectory) {
     EXPECT_NE(r.error().message.find("G.yaml: observability"), std::string::npos)
         << r.error().message;
   }
+}
+
+TEST(Graph, CommitsRunTheRepositorysHooksUnlessTheSwitchTurnsThemOff) {
+  EXPECT_TRUE(shipped_graph().headless.run_git_hooks);
+  auto bare = Graph::parse("version: 4\nentrypoint: scan\nlanes: {}\nnodes: {}\n", "G.yaml");
+  ASSERT_TRUE(bare) << bare.error().message;
+  EXPECT_TRUE(bare->headless.run_git_hooks);
+  auto off = Graph::parse(
+      "version: 4\nentrypoint: scan\nlanes: {}\nnodes: {}\nheadless: {run_git_hooks: false}\n",
+      "G.yaml");
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_FALSE(off->headless.run_git_hooks);
+  auto bad = Graph::parse(
+      "version: 4\nentrypoint: scan\nlanes: {}\nnodes: {}\nheadless: {run_git_hooks: sometimes}\n",
+      "G.yaml");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "G.yaml: headless.run_git_hooks must be true or false");
+
+  // The shipped file's switch, turned off, is the only thing that changes.
+  auto text = read_file(test::source_dir() + "/skill/GRAPH.yaml");
+  ASSERT_TRUE(text);
+  std::string edited = *text;
+  const std::string from = "\n  run_git_hooks: true\n";
+  auto at = edited.find(from);
+  ASSERT_NE(at, std::string::npos);
+  edited.replace(at, from.size(), "\n  run_git_hooks: false\n");
+  test::Scratch skill;
+  test::write_text(skill / "GRAPH.yaml", edited);
+  auto g = Graph::load(skill.path());
+  ASSERT_TRUE(g) << g.error().message;
+  Graph expected = shipped_graph();
+  expected.headless.run_git_hooks = false;
+  EXPECT_TRUE(*g == expected);
 }
 
 TEST(Graph, WrongShapeNamesTheField) {

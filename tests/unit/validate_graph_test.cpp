@@ -93,10 +93,14 @@ TEST(ShippedGraph, SameDataAsTheReferenceExceptDevgraphsOwnKeys) {
         "nodes.repair_bundle.routes.replan",
         // And context recovery's researcher and its budgets (the
         // reference's recovery is its model's reading).
-        "nodes.context_recovery.dispatches", "nodes.context_recovery.guards"})
+        "nodes.context_recovery.dispatches", "nodes.context_recovery.guards",
+        // And the repository's git hooks at every commit, with the route
+        // and the event of a refusal (the reference says nothing of hooks).
+        "headless.run_git_hooks", "nodes.commit_task.routes.hook_rejected"})
     erase_path(ours, k);
   auto& events = ours["events"];
-  for (const char* type : {"DISCUSS_ROUND_DONE", "FIX_DIAGNOSED", "BUNDLE_REPLANNED"}) {
+  for (const char* type :
+       {"DISCUSS_ROUND_DONE", "FIX_DIAGNOSED", "BUNDLE_REPLANNED", "COMMIT_HOOK_REJECTED"}) {
     auto own = std::find(events.begin(), events.end(), Json(type));
     ASSERT_NE(own, events.end()) << type;
     events.erase(own);
