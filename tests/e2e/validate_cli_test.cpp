@@ -252,6 +252,10 @@ TEST(ValidateCli, SameVerdictsAsTheReference) {
 TEST(ValidateCli, InstalledCopyFindsItsOwnAssets) {
   test::Scratch prefix;
   std::string build_dir = dirname_of(DEVGRAPH_BIN);
+  // The sanitized twin's binary (build/sanitized/) is never installed:
+  // `cmake --install` takes the regular one, which the regular test checks.
+  if (!path_exists(build_dir + "/cmake_install.cmake"))
+    GTEST_SKIP() << "no install tree beside " << DEVGRAPH_BIN;
   auto install = test::run_process({"cmake", "--install", build_dir, "--prefix", prefix.path()},
                                    {{"DESTDIR", ""}});
   ASSERT_EQ(install.exit_code, 0) << install.out << install.err;
