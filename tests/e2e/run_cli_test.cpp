@@ -432,8 +432,8 @@ TEST_F(RunCli, AuditFindingsOfEverySeverityBecomeIssuesOnceAndOneRemediationBund
   EXPECT_EQ(res["audit"]["window"][0]["status"], "audited");
   EXPECT_TRUE(res["audit"]["issues_filed"].empty()) << dump_py(res["audit"]);
   EXPECT_EQ(lines_of(test::entries(issues)).size(), 2u) << test::entries(issues);
-  for (const auto& b : state_of(run_dir(res))["bundles"])
-    EXPECT_FALSE(b.contains("remediation")) << dump_py(b);
+  const Json after = state_of(run_dir(res));
+  for (const auto& b : after["bundles"]) EXPECT_FALSE(b.contains("remediation")) << dump_py(b);
   EXPECT_EQ(lines_of(test::slurp(develop_home() + "/audit/remediated")).size(), 2u)
       << test::slurp(develop_home() + "/audit/remediated");
   auto head = test::run_process({"git", "rev-parse", "main"}, env(), repo);
@@ -475,8 +475,8 @@ TEST_F(RunCli, AnAuditorResultOutsideTheContractBlocksItsMergeAndFilesNothing) {
   EXPECT_EQ(why.find('\n'), std::string::npos) << why;
   EXPECT_TRUE(res["audit"]["issues_filed"].empty());
   EXPECT_FALSE(path_exists(develop_home() + "/audit/issues")) << test::entries(develop_home());
-  for (const auto& b : state_of(run_dir(res))["bundles"])
-    EXPECT_FALSE(b.contains("remediation")) << dump_py(b);
+  const Json after = state_of(run_dir(res));
+  for (const auto& b : after["bundles"]) EXPECT_FALSE(b.contains("remediation")) << dump_py(b);
   EXPECT_EQ(test::slurp(develop_home() + "/last-audit"), marker);
   EXPECT_NE(test::slurp(develop_home() + "/last-audit.pending")
                 .find(json_str(first["bundles"][0], "branch")),

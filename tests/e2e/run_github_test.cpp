@@ -491,7 +491,8 @@ TEST_F(RunGithub, PullRequestAnswersThatAreNotJsonOrNotAboutTheBundlesBranchAreO
     std::string verb = calls[i].substr(tab + 1, calls[i].find('\t', tab + 1) - tab - 1);
     EXPECT_TRUE(looks.count(verb)) << calls[i];
   }
-  for (const auto& b : state_of(res)["bundles"]) {
+  const Json st = state_of(res);
+  for (const auto& b : st["bundles"]) {
     EXPECT_EQ(b["status"], "delivered") << dump_py(b);
     EXPECT_TRUE(is_directory(json_str(b, "worktree"))) << dump_py(b);
   }
@@ -560,6 +561,78 @@ TEST_F(RunGithub, APullRequestsChecksPendingThenFailingThenMergedAreInspectedRep
   EXPECT_EQ(count_prefixed(gh_calls(), "pr\tmerge\t"), 1u) << gh_calls();
   EXPECT_EQ(count_prefixed(gh_calls(), "pr\tdiff\t1"), 1u) << gh_calls();
   EXPECT_TRUE(res["bundles"].empty()) << dump_py(res["bundles"]);
+  expect_replays_cleanly(res);
+}
+
+// A merged pull request whose auditor finds something Critical and
+// something Medium: one remediation bundle (its own pull request) and one
+// GitHub issue. Then the audit marker is put back where it stood before
+// that audit, as restoring a backup would, and the same window is audited
+// again: its Critical finding is remediated already and its Medium one is
+// filed already, so no second remediation bundle, pull request or issue.
+TEST_F(RunGithub, TheSameMergeWindowAuditedAgainFormsNoSecondRemediationBundle) {
+  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string home = ai_root + "/develop/acme/widgets";
+  const std::string marker = test::slurp(home + "/last-audit");
+  ASSERT_FALSE(marker.empty());
+
+  git({"fetch", "-q", "origin"});
+  git({"merge", "-q", "--no-ff", "--no-edit", "origin/develop/b1-alpha"});
+  git({"push", "-q", "origin", "main"});
+  std::string merge = git_out({"rev-parse", "HEAD"});
+  test::write_text(gh_dir + "/pr-1.look-1",
+                   "state=MERGED\nmergeCommit=" + merge + "\nmergedAt=2026-12-01T10:00:00Z\n");
+  test::write_text(gh_dir + "/pr-1.diff", "diff --git a/src/b1.txt b/src/b1.txt\n");
+  write_issues("issues.json", Json::array());  // the merge closed #1
+  auto finding = [](const std::string& sev, const std::string& what) {
+    return Json{{"severity", sev},     {"file", "src/b1.txt"},  {"line", 1},
+                {"description", what}, {"rule", "rule-" + sev}, {"evidence", "seen"}};
+  };
+  Json sc = *parse_json(test::slurp(scenario), "scenario");
+  sc["personas"]["merge-auditor"] = Json::array(
+      {{{"result",
+         {{"status", "DONE"},
+          {"summary", "two"},
+          {"evidence", Json::array()},
+          {"findings", Json::array({finding("Critical", "secret logged"),
+                                    finding("Medium", "error dropped")})}}}}});
+  test::write_text(scenario, dump_py(sc, 2));
+
+  auto remediations = [&](const Json& res) {
+    std::vector<Json> out;
+    const Json st = state_of(res);
+    for (const auto& b : st["bundles"])
+      if (b.contains("remediation")) out.push_back(b);
+    return out;
+  };
+  r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  ASSERT_EQ(res["audit"]["window"].size(), 1u) << dump_py(res["audit"]);
+  EXPECT_EQ(res["audit"]["window"][0]["status"], "audited") << dump_py(res["audit"]);
+  ASSERT_EQ(remediations(res).size(), 1u) << dump_py(state_of(res)["bundles"]);
+  EXPECT_EQ(count_prefixed(gh_calls(), "issue\tcreate\t"), 1u) << gh_calls();
+  const size_t prs = count_prefixed(gh_calls(), "pr\tcreate\t");
+  EXPECT_EQ(prs, 2u) << gh_calls();
+  ASSERT_NE(test::slurp(home + "/last-audit"), marker);
+
+  // The marker put back: the same merge is in the window again.
+  test::write_text(home + "/last-audit", marker);
+  std::filesystem::remove(home + "/last-audit.audited");
+  r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  res = result_of(r);
+  ASSERT_GE(res["audit"]["window"].size(), 1u) << dump_py(res["audit"]);
+  bool pr1 = false;
+  for (const auto& w : res["audit"]["window"])
+    if (w["pr"] == 1) pr1 = w["status"] == "audited";
+  EXPECT_TRUE(pr1) << dump_py(res["audit"]);
+  EXPECT_TRUE(remediations(res).empty()) << dump_py(state_of(res)["bundles"]);
+  EXPECT_TRUE(res["audit"]["issues_filed"].empty()) << dump_py(res["audit"]);
+  EXPECT_EQ(count_prefixed(gh_calls(), "issue\tcreate\t"), 1u) << gh_calls();
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tcreate\t"), prs) << gh_calls();
   expect_replays_cleanly(res);
 }
 
