@@ -49,7 +49,7 @@ sanitize=1 fuzz=1
 { [ "$quick" = 0 ] && [ "${DEVGRAPH_SKIP_FUZZ:-0}" != 1 ] && command -v clang++ >/dev/null 2>&1; } ||
   fuzz=0
 
-echo "== tests (build/)"
+echo "== [${SECONDS} s] tests (build/)"
 twin=()
 if [ "$quick" = 0 ]; then
   twin=(-DDEVGRAPH_SANITIZED_TWIN=$([ "$sanitize" = 1 ] && echo ON || echo OFF))
@@ -80,7 +80,7 @@ side_builds() {
     cmake --build build-fuzz -j"$build_jobs" --target guard_shell_fuzz board_http_fuzz
   fi
 }
-echo "== building the rest beside the tests (its log follows if it fails)"
+echo "== [${SECONDS} s] building the rest beside the tests (its log follows if it fails)"
 # In a process group of its own (setsid), so that an interrupted run stops
 # the compilers too.
 setsid nice -n 10 bash -c "set -euo pipefail; $(declare -f side_builds)
@@ -97,7 +97,7 @@ side_rc=0
 wait "$side_pid" || side_rc=$?
 side_pid=
 if [ "$side_rc" != 0 ]; then
-  echo "== the sanitized or fuzz build failed:" >&2
+  echo "== [${SECONDS} s] the sanitized or fuzz build failed:" >&2
   tail -n 60 "$side_log" >&2
 fi
 [ "$tests_rc" = 0 ] && [ "$side_rc" = 0 ] || exit 1
@@ -106,7 +106,7 @@ fi
 # two to three times as long, so one per core).
 labels=package
 if [ "$sanitize" = 1 ]; then
-  echo "== the package, and the tests under address,undefined sanitizers (build/sanitized/)"
+  echo "== [${SECONDS} s] the package, and the tests under address,undefined sanitizers (build/sanitized/)"
   labels='package|sanitized-.*'
 fi
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -118,7 +118,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 # DEVGRAPH_FUZZ_SECONDS sets the guard's length, the HTTP parser's is half).
 fuzz_run() {
   local target=$1 corpus=$2 seconds=$3 work
-  echo "== fuzz: $target (build-fuzz/, $seconds s)"
+  echo "== [${SECONDS} s] fuzz: $target (build-fuzz/, $seconds s)"
   work=$(mktemp -d)
   cp "fuzz/corpus/$corpus"/* "$work"/
   "build-fuzz/fuzz/$target" -max_total_time="$seconds" -timeout=5 -max_len=2048 \
@@ -130,3 +130,4 @@ if [ "$fuzz" = 1 ]; then
   fuzz_run guard_shell_fuzz shell "$fuzz_seconds"
   fuzz_run board_http_fuzz http "$(( (fuzz_seconds + 1) / 2 ))"
 fi
+echo "== [${SECONDS} s] done"
