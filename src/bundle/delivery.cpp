@@ -27,6 +27,18 @@ std::string pr_body(const PrText& t) {
                              "- per-task failing test first, tester and adversarial tester; "
                              "whole-branch code review; documentation review",
                              ""});
+  if (!t.quarantined.empty()) {
+    lines.insert(lines.end(),
+                 {"### Kept out of this pull request",
+                  "Written outside every task's footprint and reported by no persona; kept in "
+                  "the run's quarantine, not committed:"});
+    for (std::string p : t.quarantined) {
+      for (char& c : p)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '`') c = '?';
+      lines.push_back("- `" + p + "`");
+    }
+    lines.push_back("");
+  }
   for (const auto& i : t.issues) lines.push_back("Closes #" + i);
   lines.push_back("");
   return join(lines, "\n");
@@ -57,9 +69,12 @@ Expected<Json> deliver(BundleRun& run, const PrText& text, const std::string& he
   const std::string node = lane->complete_at;
   const std::string& branch = run.ctx.branch;
   if (run.ctx.delivery != "github") {
+    Json detail = Json::object();
+    if (!text.quarantined.empty()) detail["quarantined"] = text.quarantined;
     DG_CHECK(run.journal.move(
         std::nullopt, node, lane::event::kBranchReady,
-        Json{{"branch", branch}, {"head", head}, {"cost_usd", cost}, {"persona_runs", runs}}));
+        Json{{"branch", branch}, {"head", head}, {"cost_usd", cost}, {"persona_runs", runs}},
+        detail));
     run.crash.reach("delivered", run.bundle());
     return Json();
   }

@@ -28,10 +28,13 @@ struct PrText {
   std::string test_command;
   std::string build_command;
   std::vector<std::string> issues;  // issue numbers, without '#'
+  // Strays kept out of the branch (bundle/quarantine.h), by path.
+  std::vector<std::string> quarantined;
 };
 
-// The pull request's body: what was delivered, how it was verified, and
-// one closing keyword per bundled issue. Pure.
+// The pull request's body: what was delivered, how it was verified, what
+// was kept out of it (each stray's path in code quotes, control characters
+// and backticks replaced), and one closing keyword per bundled issue. Pure.
 std::string pr_body(const PrText& text);
 // The bundle's issue numbers and title from state.json's `bundles` list.
 std::vector<std::string> bundle_issues(const Json& state, const std::string& bundle);

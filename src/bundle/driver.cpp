@@ -8,6 +8,7 @@
 #include "bundle/gates.h"
 #include "bundle/git_env.h"
 #include "bundle/placement.h"
+#include "bundle/quarantine.h"
 #include "bundle/recovery.h"
 #include "bundle/task_lane.h"
 #include "lane/lane.h"
@@ -211,6 +212,9 @@ struct Driver::Impl {
     text.test_command = run.command("test");
     text.build_command = run.command("build");
     text.issues = bundle_issues(journal->state(), opt.bundle);
+    auto kept = quarantined(layout);
+    if (!kept) return blocked(kept.error().message);
+    for (const auto& k : *kept) text.quarantined.push_back(json_str(k, "path"));
     auto [cost, runs] = run.dispatch.ledger_sum();
     auto pr = deliver(run, text, *head, cost, runs);
     if (!pr) return blocked(pr.error().message);

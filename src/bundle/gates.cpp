@@ -8,12 +8,14 @@
 #include "bundle/answer.h"
 #include "bundle/critique_gate.h"
 #include "bundle/node_kind.h"
+#include "bundle/quarantine.h"
 #include "bundle/recovery.h"
 #include "fix/loop.h"
 #include "fix/personas.h"
 #include "lane/routes.h"
 #include "proc/stop_signals.h"
 #include "schedule/schedule.h"
+#include "templates/render.h"
 #include "util/fs.h"
 #include "util/text.h"
 #include "util/unsynced_files.h"
@@ -389,7 +391,20 @@ Expected<Step> review_gate(BundleRun& run, const GateInputs& in, const std::stri
                       {"base", run.ctx.base},
                       {"task_results_dir", run.layout.tasks_dir()}};
   DG_TRY(auto dispatch, run.render("final-review-dispatch", v));
-  DG_TRY(auto r, bundle_persona(run, node, dispatch, extra));
+  // Strays kept out of the branch: the reviewer says if the bundle needs one.
+  std::string note = extra;
+  DG_TRY(auto kept, quarantined(run.layout));
+  if (!kept.empty()) {
+    std::string list;
+    for (const auto& k : kept) list += "- " + json_str(k, "path") + "\n";
+    if (!note.empty()) note += "\n\n";
+    note +=
+        "Kept out of the branch: these files were written outside every task's footprint and "
+        "reported by no persona, so they are in the run's quarantine, not committed. Report a "
+        "finding if the bundle needs one of them.\n" +
+        templates::fence_data("quarantined paths", list);
+  }
+  DG_TRY(auto r, bundle_persona(run, node, dispatch, note));
   if (r.stopped()) return stopped(run, node, r);
   if (r.status == "DONE" && !r.has_findings()) {
     DG_TRY(auto next, run.walker.follow(kLane, node, lane::route::kApproved, ""));

@@ -30,6 +30,10 @@ struct BundleLayout {
   std::string review_findings() const { return dir() + "/review-findings.json"; }
   std::string whole_diff() const { return dir() + "/whole-branch.diff"; }
   std::string pr_body() const { return dir() + "/pr-body.md"; }
+  // Strays kept out of the branch (bundle/quarantine.h): their bytes under
+  // files/, the index of what came from where in index.json.
+  std::string quarantine_dir() const { return dir() + "/quarantine"; }
+  std::string quarantine_index() const { return quarantine_dir() + "/index.json"; }
   // The fix loop of repair cycle `n` (src/fix/): its loops' files, the
   // review it started from, the diagnosis record.
   std::string fix_dir(int n) const { return dir() + "/fix-" + std::to_string(n); }

@@ -163,6 +163,7 @@ Status TaskLane::on_result(const PersonaResult& r) {
   auto it = tasks_.find(*r.task);
   if (it == tasks_.end()) return {};
   TaskRun& t = it->second;
+  observe_strays();
   // Stopping: the cursor stays where it is; a result the persona finished
   // before the stop was saved for this visit and is used on the resume.
   if (run_.dispatch.stop_signal()) return {};
@@ -482,6 +483,38 @@ Status TaskLane::block(TaskRun& t, const std::string& why) {
 
 // -- commit_task ----------------------------------------------------------------
 
+bool TaskLane::outside_every_footprint(const std::string& path) const {
+  return std::none_of(plan_.tasks.begin(), plan_.tasks.end(),
+                      [&](const schedule::Task& x) { return x.footprint.contains(path); });
+}
+
+void TaskLane::observe_strays() {
+  auto changes = run_.git.status();
+  if (!changes) return;
+  std::vector<std::string> paths;
+  for (const auto& c : *changes)
+    if (c.untracked() && outside_every_footprint(c.path)) paths.push_back(c.path);
+  if (!paths.empty()) strays_.observe(paths, in_flight());
+}
+
+Status TaskLane::quarantine_strays(TaskRun& t, const std::vector<std::string>& paths) {
+  Json kept = Json::array();
+  for (const auto& p : paths) {
+    StrayRecord s{p, strays_.suspects_of(p), strays_.attributed_to(p), t.id};
+    auto r = quarantine(run_.layout, s);
+    if (!r) return block(t, r.error().message);
+    strays_.forget(p);
+    kept.push_back(Json{{"path", p},
+                        {"kept_at", json_str(*r, "kept_at")},
+                        {"suspects", (*r)["suspects"]},
+                        {"attributed_to", (*r)["attributed_to"]}});
+  }
+  run_.journal.log("quarantined", Json{{"found_at", t.id}, {"strays", kept}});
+  return run_.journal.event(
+      lane::event::kNote,
+      Json{{"topic", "quarantined"}, {"bundle", run_.bundle()}, {"strays", kept}});
+}
+
 // The footprint check, narrowed to the changes that can be this task's:
 // - paths another task is held on: a task stopped by a FOOTPRINT_VIOLATION
 //   keeps its stray writes in the worktree for a human; they are never
@@ -492,9 +525,14 @@ Status TaskLane::block(TaskRun& t, const std::string& why) {
 //   human) an unreported one may be any of theirs and is left for the task
 //   that wrote it; git status order says nothing about who did. With
 //   nothing else in flight nobody else can have written it: it counts as
-//   this task's violation, unlisted, and is never committed.
+//   this task's violation, unlisted, and is never committed;
+// - except a stray (an untracked file outside every footprint, listed by
+//   none of this task's writers): never a violation, it is quarantined at
+//   this commit when this task alone was in flight as it appeared, or when
+//   nothing else is in flight now; else left for a later commit.
 Expected<TaskLane::CommitCheck> TaskLane::footprint_check(const std::string& id,
-                                                          const std::vector<std::string>& others) {
+                                                          const std::vector<std::string>& others,
+                                                          bool take_strays) {
   DG_TRY(auto changes, run_.git.status());
   DG_TRY(auto r, schedule::classify_changes(plan_, id, others, changes));
   std::set<std::string> held;
@@ -520,12 +558,31 @@ Expected<TaskLane::CommitCheck> TaskLane::footprint_check(const std::string& id,
   auto not_held = [&](const std::string& p) { return !held.count(p); };
   keep_if(r.own, 0, not_held);
   keep_if(r.add_pathspec, std::string_view(":(literal)").size(), not_held);
-  keep_if(r.outside, 0,
-          [&](const std::string& p) { return not_held(p) && (others.empty() || mine(p)); });
+  // Strays: untracked, outside every footprint, listed by none of this
+  // task's writers. Taken now only when they can be nobody else's.
+  std::set<std::string> untracked;
+  for (const auto& c : changes)
+    if (c.untracked()) untracked.insert(c.path);
+  std::vector<std::string> strays;
+  keep_if(r.outside, 0, [&](const std::string& p) {
+    if (!not_held(p)) return false;
+    if (mine(p)) return true;
+    if (take_strays && untracked.count(p) && outside_every_footprint(p)) {
+      if (others.empty() || strays_.attributed_to(p) == id) strays.push_back(p);
+      return false;
+    }
+    return others.empty();
+  });
   r.violation = !r.outside.empty();
+  // The strays taken now are quarantined, not left.
+  skipped.erase(std::remove_if(skipped.begin(), skipped.end(),
+                               [&](const std::string& p) {
+                                 return std::find(strays.begin(), strays.end(), p) != strays.end();
+                               }),
+                skipped.end());
   if (!skipped.empty())
     run_.journal.log("paths_left_to_others", Json{{"task", id}, {"paths", skipped}});
-  CommitCheck check{std::move(r), {}};
+  CommitCheck check{std::move(r), {}, std::move(strays)};
   for (const auto& p : check.report.outside)
     if (!mine(p)) check.unlisted.push_back(p);
   return check;
@@ -587,7 +644,10 @@ Status TaskLane::commit(TaskRun& t) {
   auto others = in_flight(t.id);
   for (const auto& [oid, o] : tasks_)
     if (o.stage == Stage::blocked && oid != t.id) others.push_back(oid);
-  auto check = footprint_check(t.id, others);
+  // What the pre-commit hook writes outside the footprint is a violation,
+  // never a stray: after the hook, strays are not taken.
+  bool take_strays = true;
+  auto check = footprint_check(t.id, others, take_strays);
   // Each extension takes every path that counted, so a second pass finds
   // only paths changed since the first. false: the task now waits.
   auto settle = [&]() -> Expected<bool> {
@@ -595,10 +655,14 @@ Status TaskLane::commit(TaskRun& t) {
       DG_CHECK(block(t, check.error().message));
       return false;
     }
+    if (!check->strays.empty()) {
+      DG_CHECK(quarantine_strays(t, check->strays));
+      if (t.stage != Stage::active) return false;
+    }
     while (check->report.violation) {
       DG_TRY(bool extended, recover_footprint(t, *check, others));
       if (!extended) return false;
-      check = footprint_check(t.id, others);
+      check = footprint_check(t.id, others, take_strays);
       if (!check) {
         DG_CHECK(block(t, check.error().message));
         return false;
@@ -622,7 +686,8 @@ Status TaskLane::commit(TaskRun& t) {
                           lane::route::kHookRejected, implementer(t.id),
                           lane::event::kCommitHookRejected);
     pre_commit_done = true;
-    check = footprint_check(t.id, others);
+    take_strays = false;
+    check = footprint_check(t.id, others, take_strays);
     DG_TRY(settled, settle());
     if (!settled) return {};
   }
@@ -749,6 +814,9 @@ Expected<std::string> TaskLane::run() {
   // Whether the tasks' commits run the repository's hooks, for whoever
   // wonders why a hook did or did not run.
   run_.journal.log("git_hooks", Json{{"run", run_.git.runs_hooks()}});
+  // What is there before any task runs (the planner's leftovers) is no
+  // task's doing.
+  observe_strays();
   DG_CHECK(adopt_cursors());
   while (true) {
     if (int sig = run_.dispatch.stop_signal()) {

@@ -23,6 +23,16 @@
 //   else parks the task for a person with the paths held out of every
 //   commit (footprint_outside). A path nobody listed is never committed
 //   under the task.
+// - Strays (bundle/quarantine.h): an untracked file outside every task's
+//   footprint that no writer of this task listed is not a violation. As
+//   each persona result arrives, git status is read and each new such path
+//   gets the tasks in flight then as its suspects. At a commit, a stray
+//   goes to the bundle's quarantine when its one suspect is this task or
+//   nothing else is in flight (or waits), else it is left for later; one
+//   NOTE event (topic "quarantined") names the paths, their suspects and
+//   the single task a path is attributed to, when there is one, and never
+//   any other task as its writer. The bundle goes on. What the pre-commit
+//   hook writes is never a stray (a violation, as above).
 // - Hooks (GRAPH.yaml headless.run_git_hooks): before the commit the
 //   repository's pre-commit hook runs on the task's paths
 //   (Git::pre_commit); the footprint is checked again after it, so a file
@@ -78,6 +88,7 @@
 #include "bundle/dispatch.h"
 #include "bundle/evidence.h"
 #include "bundle/gates.h"
+#include "bundle/quarantine.h"
 #include "bundle/recovery.h"
 #include "bundle/triage.h"
 #include "lane/routes.h"
@@ -171,9 +182,16 @@ class TaskLane {
   struct CommitCheck {
     schedule::FootprintReport report;
     std::vector<std::string> unlisted;
+    std::vector<std::string> strays;  // to quarantine before the commit
   };
+  // Reads git status and gives each new stray its suspects (as a result
+  // arrives); a git that fails records nothing, so nobody is blamed.
+  void observe_strays();
+  bool outside_every_footprint(const std::string& path) const;
+  Status quarantine_strays(TaskRun& t, const std::vector<std::string>& paths);
   Expected<CommitCheck> footprint_check(const std::string& id,
-                                        const std::vector<std::string>& others);
+                                        const std::vector<std::string>& others,
+                                        bool take_strays);
   // blocker_recovery for a footprint violation: true when the footprint
   // was extended (commit again), false when the task now waits for a
   // person.
@@ -190,6 +208,7 @@ class TaskLane {
   int max_parallel_;
   size_t max_live_;
   std::map<std::string, TaskRun> tasks_;
+  StrayLedger strays_;
 };
 
 // The markdown section of the plan whose heading names the task, up to the

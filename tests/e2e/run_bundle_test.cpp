@@ -347,34 +347,62 @@ TEST_F(RunBundle, ReportedWriteOutsideTheFootprintExtendsItWhenNobodyClaimsThePa
   EXPECT_EQ(valid.exit_code, 0) << valid.out << valid.err;
 }
 
-TEST_F(RunBundle, UnreportedWriteWithNothingElseInFlightWaitsForAHumanAndIsNeverCommitted) {
+TEST_F(RunBundle, AnUnreportedScratchFileIsQuarantinedWithItsBytesAndTheBundleIsDelivered) {
   one_task();
   prepend("developer",
           {{"task", "T1"},
-           {"files", Json::array({file("src/T1.txt", "hello\n"), file("notes.md", "scratch\n")})},
+           {"files", Json::array({file("src/T1.txt", "hello\n"), file("notes-T1.md", "scratch\n")})},
+           {"result", done("wrote T1", Json::array({"src/T1.txt"}))}});
+  prepend("code-reviewer", {{"dispatch_contains", "notes-T1.md"},
+                            {"result", done("told of notes-T1.md", Json::array())}});
+  auto r = run();
+  expect_done(r);
+  EXPECT_TRUE(find("FOOTPRINT_VIOLATION", {{"task", "T1"}}).empty());
+  EXPECT_TRUE(find("AWAITING_HUMAN", {}).empty());
+  // Never committed, not in the worktree any more, kept byte for byte.
+  EXPECT_EQ(git({"log", "--format=%H", "main..HEAD", "--", "notes-T1.md"}), "");
+  EXPECT_FALSE(path_exists(worktree + "/notes-T1.md"));
+  std::string dir = run_dir + "/bundles/b1/quarantine";
+  EXPECT_EQ(test::slurp(dir + "/files/notes-T1.md"), "scratch\n");
+  Json index = *parse_json(test::slurp(dir + "/index.json"), "index");
+  ASSERT_EQ(index.size(), 1u) << index.dump();
+  EXPECT_EQ(index[0]["path"], "notes-T1.md");
+  EXPECT_EQ(index[0]["attributed_to"], "T1");
+  // The final review was told (its rule answers only a dispatch naming the
+  // file), and the ready branch's event names it.
+  Json review = *parse_json(test::slurp(run_dir + "/bundles/b1/code-reviewer.result.json"), "r");
+  EXPECT_EQ(review["result"]["summary"], "told of notes-T1.md") << review.dump();
+  auto ready = find("BRANCH_READY", {});
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(events()[ready[0]]["detail"]["quarantined"], Json::array({"notes-T1.md"}));
+  auto valid = test::run_devgraph({"validate", "run", run_dir});
+  EXPECT_EQ(valid.exit_code, 0) << valid.out << valid.err;
+}
+
+TEST_F(RunBundle, ATrackedFileEditedOutsideEveryFootprintWaitsForAHumanAndIsNeverCommitted) {
+  one_task();
+  prepend("developer",
+          {{"task", "T1"},
+           {"files", Json::array({file("src/T1.txt", "hello\n"), file("README.md", "changed\n")})},
            {"result", done("wrote T1", Json::array({"src/T1.txt"}))}});
   auto r = run();
   expect_blocked(r, "footprint violation");
   auto violation = find("FOOTPRINT_VIOLATION", {{"task", "T1"}});
   ASSERT_EQ(violation.size(), 1u);
   Json d = events()[violation[0]]["detail"];
-  EXPECT_EQ(d["outside"], Json::array({"notes.md"}));
-  EXPECT_EQ(d["unlisted"], Json::array({"notes.md"}));
-  EXPECT_TRUE(find("RECOVERED", {{"task", "T1"}}).empty());
+  EXPECT_EQ(d["outside"], Json::array({"README.md"}));
+  EXPECT_EQ(d["unlisted"], Json::array({"README.md"}));
   Json c = task_cursor("T1");
-  EXPECT_EQ(c["node"], "awaiting_human");
   EXPECT_EQ(c["status"], "waiting_human");
-  EXPECT_EQ(c["footprint_outside"], Json::array({"notes.md"}));
+  EXPECT_EQ(c["footprint_outside"], Json::array({"README.md"}));
   EXPECT_NE(result_of(r)["blockers"][0].get<std::string>().find("reported by no writer of T1"),
             std::string::npos)
       << result_of(r)["blockers"].dump();
-  // No task commit, and the stray file is still in the worktree for the
-  // person, uncommitted, beside the task's own files.
+  // Nothing committed; the edit is still in the worktree for the person,
+  // and nothing went to the quarantine.
   EXPECT_EQ(count_of(task_trailers(), "b1/"), 0u);
-  EXPECT_EQ(git({"log", "--format=%H", "main..HEAD", "--", "notes.md"}), "");
-  std::string dirty = git({"status", "--porcelain", "--untracked-files=all"});
-  EXPECT_NE(dirty.find("?? notes.md"), std::string::npos) << dirty;
-  EXPECT_NE(dirty.find("?? src/T1.txt"), std::string::npos) << dirty;
+  EXPECT_EQ(test::slurp(worktree + "/README.md"), "changed\n");
+  EXPECT_FALSE(path_exists(run_dir + "/bundles/b1/quarantine"));
   auto valid = test::run_devgraph({"validate", "run", run_dir});
   EXPECT_EQ(valid.exit_code, 0) << valid.out << valid.err;
 }

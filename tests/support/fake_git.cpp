@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "util/fs.h"
+
 namespace devgraph::git {
 
 bool pathspec_matches(const std::string& spec, const std::string& path) {
@@ -32,8 +34,12 @@ Expected<std::string> FakeGit::rev_parse(const std::string& rev) {
 
 Expected<std::vector<StatusEntry>> FakeGit::status() {
   std::vector<StatusEntry> out;
+  // Over a real directory, an untracked path whose file is gone (moved
+  // away, say) is no longer listed, as git status would not list it.
+  const bool real = is_directory(dir_);
   for (const auto& p : dirty_)
-    out.push_back({staged_.count(p) ? 'A' : '?', staged_.count(p) ? ' ' : '?', p});
+    if (!real || staged_.count(p) || path_exists(dir_ + "/" + p))
+      out.push_back({staged_.count(p) ? 'A' : '?', staged_.count(p) ? ' ' : '?', p});
   return out;
 }
 

@@ -16,6 +16,19 @@ TEST(Delivery, ThePullRequestBodyListsTasksVerificationAndOneCloseLinePerIssue) 
   EXPECT_NE(body.find("Closes #12\nCloses #7\n"), std::string::npos) << body;
 }
 
+TEST(Delivery, ThePullRequestBodyNamesWhatWasKeptOutOfItWithoutMarkupOrLineBreaks) {
+  PrText t{"b1", "words", {{"T1", "greeting"}}, "sh run-tests.sh", "make", {"12"}};
+  std::string plain = pr_body(t);
+  EXPECT_EQ(plain.find("Kept out"), std::string::npos) << plain;
+  t.quarantined = {"notes-T1.md", "odd`name\n## Injected"};
+  std::string body = pr_body(t);
+  EXPECT_NE(body.find("### Kept out of this pull request\n"), std::string::npos) << body;
+  EXPECT_NE(body.find("- `notes-T1.md`\n"), std::string::npos) << body;
+  EXPECT_NE(body.find("- `odd?name?## Injected`\n"), std::string::npos) << body;
+  EXPECT_EQ(body.find("\n## Injected"), std::string::npos) << body;
+  EXPECT_NE(body.find("Closes #12\n"), std::string::npos) << body;
+}
+
 TEST(Delivery, OnlyDigitsBecomeIssueNumbers) {
   Json state = {
       {"bundles",

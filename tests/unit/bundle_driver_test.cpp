@@ -480,48 +480,99 @@ TEST_F(BundleDriver, AReportedWriteWithNothingElseInFlightExtendsTheFootprint) {
   expect_footprint_extended("T1", "docs/T1-notes.md");
 }
 
-TEST_F(BundleDriver, AnUnreportedWriteWithNothingElseInFlightIsAViolationNeverCommitted) {
+// The quarantine's records (bundle/quarantine.h), by path.
+std::map<std::string, Json> quarantined_in(const std::string& run_dir) {
+  std::map<std::string, Json> out;
+  auto text = read_file(run_dir + "/bundles/b1/quarantine/index.json");
+  if (!text) return out;
+  const Json index = *parse_json(*text, "index");
+  for (const auto& r : index) out[json_str(r, "path")] = r;
+  return out;
+}
+
+TEST_F(BundleDriver, AnUnreportedScratchFileWithNothingElseInFlightIsQuarantinedAndTheBundleGoesOn) {
   plan = {{"T1", {}, {}}};
   extra_writes["developer T1"] = {"notes/stray.md"};
   auto l = launcher();
   auto out = drive(l);
-  EXPECT_EQ(out.exit_code, kExitBlocked);
-  auto v = of("FOOTPRINT_VIOLATION", "T1");
-  ASSERT_EQ(v.size(), 1u);
-  EXPECT_EQ(v[0]["lane_to"], "blocker_recovery");
-  EXPECT_EQ(v[0]["outside"], Json::array({"notes/stray.md"}));
-  EXPECT_EQ(v[0]["unlisted"], Json::array({"notes/stray.md"}));
-  EXPECT_EQ(v[0]["conflicts"], Json::array());
-  EXPECT_TRUE(of("RECOVERED", "T1").empty());
-  ASSERT_EQ(of("AWAITING_HUMAN", "T1").size(), 1u);
-  EXPECT_EQ(of("AWAITING_HUMAN", "T1")[0]["lane_from"], "blocker_recovery");
-  EXPECT_EQ(task("T1")["status"], "waiting_human");
-  EXPECT_EQ(task("T1")["footprint_outside"], Json::array({"notes/stray.md"}));
-  std::string why = task("T1")["recovery_why"];
-  EXPECT_NE(why.find("notes/stray.md reported by no writer of T1"), std::string::npos) << why;
-  EXPECT_NE(out.result.dump().find("notes/stray.md"), std::string::npos) << out.result.dump();
-  // Nothing of the task is committed, the stray path least of all.
-  EXPECT_EQ(commits_of("T1"), 0u);
+  EXPECT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  EXPECT_TRUE(of("FOOTPRINT_VIOLATION").empty());
+  EXPECT_TRUE(of("AWAITING_HUMAN").empty());
+  EXPECT_EQ(task("T1")["status"], "complete");
+  // Moved, bytes and all, out of the worktree into the bundle's quarantine,
+  // attributed to the one task whose launches ran as it appeared.
+  auto kept = quarantined_in(run_dir);
+  ASSERT_EQ(kept.size(), 1u);
+  const Json& r = kept["notes/stray.md"];
+  EXPECT_EQ(r["attributed_to"], "T1");
+  EXPECT_EQ(r["suspects"], Json::array({"T1"}));
+  EXPECT_EQ(r["found_at"], "T1");
+  EXPECT_EQ(r["bytes"], 6);
+  EXPECT_FALSE(path_exists(worktree + "/notes/stray.md"));
+  EXPECT_EQ(test::slurp(run_dir + "/bundles/b1/" + json_str(r, "kept_at")), "extra\n");
+  auto notes = of("NOTE");
+  size_t quarantines = 0;
+  for (const auto& n : notes) quarantines += json_str(n, "topic") == "quarantined";
+  EXPECT_EQ(quarantines, 1u);
+  // The task is committed without it, and the final review is told.
+  EXPECT_EQ(commits_of("T1"), 1u);
+  for (const auto& c : git.commits)
+    EXPECT_EQ(std::count(c.paths.begin(), c.paths.end(), "notes/stray.md"), 0) << c.message;
+  ASSERT_FALSE(dispatches["code-reviewer -"].empty());
+  EXPECT_NE(dispatches["code-reviewer -"].back().find("notes/stray.md"), std::string::npos);
+  EXPECT_NE(dispatches["code-reviewer -"].back().find("quarantine"), std::string::npos);
+}
+
+TEST_F(BundleDriver, AScratchFileWrittenWhileTwoTasksRanIsQuarantinedAndBlamedOnNeither) {
+  // T1 commits while T2 is still in flight: the file may be T2's, so T1
+  // neither takes it nor answers for it. T2 commits with nothing else in
+  // flight: the file goes to the quarantine with both as suspects, and no
+  // event says T2 wrote it.
+  plan = {{"T1", {}, {}}, {"T2", {}, {}}};
+  extra_writes["developer T1"] = {"notes/stray.md"};
+  auto l = launcher();
+  auto out = drive(l);
+  EXPECT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  EXPECT_TRUE(of("FOOTPRINT_VIOLATION").empty());
+  EXPECT_EQ(task("T1")["status"], "complete");
+  EXPECT_EQ(task("T2")["status"], "complete");
+  auto kept = quarantined_in(run_dir);
+  ASSERT_EQ(kept.size(), 1u);
+  const Json& r = kept["notes/stray.md"];
+  EXPECT_NE(r["attributed_to"], "T2") << r.dump();
+  for (const auto& e : events())
+    EXPECT_EQ(e.dump().find("reported by no writer"), std::string::npos) << e.dump();
   for (const auto& c : git.commits)
     EXPECT_EQ(std::count(c.paths.begin(), c.paths.end(), "notes/stray.md"), 0) << c.message;
 }
 
-TEST_F(BundleDriver, AnUnreportedWriteWhileAnotherTaskIsInFlightIsLeftOutOfTheCommit) {
-  // T1 commits while T2 is still in flight: the path may be T2's, so T1
-  // neither takes it nor answers for it. T2 commits with nothing else in
-  // flight, so the path is its violation (git status says nothing about
-  // who wrote it), and no commit ever takes it.
-  plan = {{"T1", {}, {}}, {"T2", {}, {}}};
-  extra_writes["developer T1"] = {"notes/stray.md"};
+TEST_F(BundleDriver, AScratchFileOfTheOnlyTaskInFlightIsQuarantinedAtItsOwnCommit) {
+  // T2 waits for T1, so T1 ran alone when the file appeared: it is T1's,
+  // taken at T1's commit though T2 has started by then.
+  plan = {{"T1", {}, {}}, {"T2", {"T1"}, {}}};
+  extra_writes["developer T1"] = {"scratch.log"};
   auto l = launcher();
-  EXPECT_EQ(drive(l).exit_code, kExitBlocked);
-  EXPECT_TRUE(of("FOOTPRINT_VIOLATION", "T1").empty());
-  EXPECT_EQ(task("T1")["status"], "complete");
-  ASSERT_EQ(of("FOOTPRINT_VIOLATION", "T2").size(), 1u);
-  EXPECT_EQ(of("FOOTPRINT_VIOLATION", "T2")[0]["unlisted"], Json::array({"notes/stray.md"}));
-  EXPECT_EQ(task("T2")["status"], "waiting_human");
-  for (const auto& c : git.commits)
-    EXPECT_EQ(std::count(c.paths.begin(), c.paths.end(), "notes/stray.md"), 0) << c.message;
+  EXPECT_EQ(drive(l).exit_code, kExitOk);
+  auto kept = quarantined_in(run_dir);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept["scratch.log"]["attributed_to"], "T1");
+  EXPECT_EQ(kept["scratch.log"]["found_at"], "T1");
+}
+
+TEST_F(BundleDriver, AScratchFileWrittenAgainAfterItsQuarantineKeepsBothCopies) {
+  plan = {{"T1", {}, {}}, {"T2", {"T1"}, {}}};
+  extra_writes["developer T1"] = {"scratch.log"};
+  extra_writes["developer T2"] = {"scratch.log"};
+  auto l = launcher();
+  EXPECT_EQ(drive(l).exit_code, kExitOk);
+  auto text = read_file(run_dir + "/bundles/b1/quarantine/index.json");
+  ASSERT_TRUE(text.ok());
+  Json index = *parse_json(*text, "index");
+  ASSERT_EQ(index.size(), 2u) << index.dump();
+  EXPECT_NE(index[0]["kept_at"], index[1]["kept_at"]);
+  EXPECT_EQ(index[1]["attributed_to"], "T2");
+  for (const auto& r : index)
+    EXPECT_TRUE(path_exists(run_dir + "/bundles/b1/" + json_str(r, "kept_at"))) << r.dump();
 }
 
 TEST_F(BundleDriver, ThePlanCommitTakesThePlannersReportedFiles) {
@@ -538,14 +589,17 @@ TEST_F(BundleDriver, ThePlanCommitTakesThePlannersReportedFiles) {
                                                           "docs/develop/plans/b1.tasks.json",
                                                           "docs/develop/specs/b1.md"}));
   // What the planner wrote and did not report is nobody's: no commit takes
-  // it, and the task that meets it with nothing else in flight stops.
+  // it, and the task that meets it with nothing else in flight puts it in
+  // the quarantine without being blamed for it.
   for (const auto& c : git.commits)
     EXPECT_EQ(std::count(c.paths.begin(), c.paths.end(), "notes/planner-scratch.md"), 0)
         << c.message;
-  EXPECT_EQ(out.exit_code, kExitBlocked);
-  ASSERT_EQ(of("FOOTPRINT_VIOLATION", "T1").size(), 1u);
-  EXPECT_EQ(of("FOOTPRINT_VIOLATION", "T1")[0]["outside"],
-            Json::array({"notes/planner-scratch.md"}));
+  EXPECT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  EXPECT_TRUE(of("FOOTPRINT_VIOLATION", "T1").empty());
+  auto kept = quarantined_in(run_dir);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_TRUE(kept["notes/planner-scratch.md"]["attributed_to"].is_null());
+  EXPECT_EQ(kept["notes/planner-scratch.md"]["suspects"], Json::array());
 }
 
 TEST_F(BundleDriver, APlanThatFailsTheCheckIsABlockedPlannerRetriedWithTheProblems) {
