@@ -460,7 +460,22 @@ struct AfterDelivery::Impl {
         });
   }
 
-  Status react_to(const Json& s, const Target& t, const gh::PrStatus& st) {
+  // What GRAPH.yaml's reactions say about pull request `t` now, decided
+  // over `s`, the state of the run that delivered it (its reaction
+  // records, its bundle's worktree); nullopt when nothing is due.
+  struct Due {
+    Reaction what = Reaction::report;
+    std::string trigger;
+    PrSnapshot now;
+    std::string evidence;
+    int cycles_spent = 0;
+    Json extra;
+    size_t asked = 0;
+    std::optional<std::pair<bool, std::string>> local;
+  };
+
+  Expected<std::optional<Due>> due_reaction(const Json& s, const Target& t,
+                                            const gh::PrStatus& st) {
     const Json* pr = pr_of(s, t.number);
     Json reactions = pr ? pr->value("reactions", Json::object()) : Json::object();
     bool failing = st.verdict == gh::ChecksVerdict::failing;
@@ -495,7 +510,7 @@ struct AfterDelivery::Impl {
           break;
         }
       }
-    if (trigger.empty()) return {};
+    if (trigger.empty()) return std::optional<Due>();
     const ReactionRule& rule = trigger == "ci_failure" ? p.graph.reactions.ci_failure
                                                        : p.graph.reactions.changes_requested;
     Json r = reactions.value(trigger, Json::object());
@@ -504,29 +519,125 @@ struct AfterDelivery::Impl {
     in.cycles_spent = static_cast<int>(r.value("cycles", 0LL));
     in.before_last_cycle = snapshot_of(r.value("before", Json()));
     in.now = now;
-    std::optional<std::pair<bool, std::string>> local;
+    Due d;
     if (trigger == "ci_failure" && in.policy.mode == ReactionMode::repair &&
         !(in.before_last_cycle && *in.before_last_cycle == in.now)) {
-      local = reproduce(s, t.bundle, st.head_commit);
-      if (local) in.reproduced = local->first;
+      d.local = reproduce(s, t.bundle, st.head_commit);
+      if (d.local) in.reproduced = d.local->first;
     }
-    Reaction what = react(in);
-    Json extra = trigger == "ci_failure"
-                     ? Json{{"head", st.head_commit}}
-                     : Json{{"seen", r.value("seen", 0LL) + static_cast<long long>(asked.size())}};
-    std::string evidence = trigger == "ci_failure"
-                               ? check_evidence(t, st, local)
-                               : review_evidence(t, asked.empty() ? standing : asked);
+    d.what = react(in);
+    d.trigger = trigger;
+    d.now = now;
+    d.cycles_spent = in.cycles_spent;
+    d.asked = asked.size();
+    d.extra = trigger == "ci_failure"
+                  ? Json{{"head", st.head_commit}}
+                  : Json{{"seen", r.value("seen", 0LL) + static_cast<long long>(asked.size())}};
+    d.evidence = trigger == "ci_failure" ? check_evidence(t, st, d.local)
+                                         : review_evidence(t, asked.empty() ? standing : asked);
+    return std::optional<Due>(std::move(d));
+  }
+
+  // A pull request found at scan whose branch an earlier run delivered:
+  // that run (complete by now, its watch over) owns the bundle. When a
+  // repair or a park is due, the bundle waits in that run for a person
+  // (entry parked, the run human_required, so `devgraph inbox` lists it);
+  // answering it reopens that run, whose next `devgraph run` reacts as its
+  // own watch would have. The review counts stay as they were, so nothing
+  // due is lost. Reports stay in this run.
+  struct Owner {
+    std::string run_dir, bundle;
+  };
+  std::optional<Owner> owner_of(long long number, const std::string& branch) const {
+    for (const auto& dir : runs_newest_first(cfg.develop_home)) {
+      if (absolute_path(dir) == absolute_path(run_dir())) continue;
+      auto s = read_run_state(dir);
+      if (!s) continue;
+      for (const auto& b : bundles_of(*s)) {
+        const Json pr = b.value("pr", Json());
+        if (json_str(b, "branch") == branch && pr.is_object() &&
+            pr.value("number", 0LL) == number)
+          return json_str(b, "status") == "delivered"
+                     ? std::optional<Owner>(Owner{dir, json_str(b, "id")})
+                     : std::nullopt;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // true when the owning run took the reaction over.
+  Expected<bool> react_in_owner(const Target& t, const gh::PrStatus& st) {
+    auto owner = owner_of(t.number, st.head);
+    if (!owner) return false;
+    RunStore store{owner->run_dir, p.store.graph(), p.store.schema()};
+    DG_TRY(Json s, store.read());
+    if (json_str(s, "status") != "complete") return false;
+    const Target in{t.number, t.url, owner->bundle, st.head};
+    DG_TRY(auto due, due_reaction(s, in, st));
+    if (!due || (due->what != Reaction::repair && due->what != Reaction::park_exhausted &&
+                 due->what != Reaction::park_no_progress))
+      return false;
+    bundle::BundleLayout layout{owner->run_dir, owner->bundle, ""};
+    std::string path = layout.dir() + "/reaction-evidence.md";
+    DG_CHECK(make_directories(layout.dir()));
+    DG_CHECK(write_file_atomic(path, due->evidence + "\n"));
+    const std::string run_id = basename_of(owner->run_dir);
+    std::string why = due->what == Reaction::repair
+                          ? "asks for a repair after run " + run_id +
+                                " ended; answer to let that run repair it"
+                      : due->what == Reaction::park_no_progress
+                          ? "the last repair cycle changed nothing"
+                          : "the repair cycles are spent";
+    std::string reason = due->trigger + " on PR #" + std::to_string(t.number) + ": " + why +
+                         " (" + path + ")";
+    const std::string human = "human_required";
+    auto c = store.transact([&](Transaction& tx) -> Status {
+      Json& x = tx.state();
+      if (json_str(x, "status") != "complete") return {};  // reopened meanwhile
+      Json* e = entry_in(x, owner->bundle);
+      if (!e || json_str(*e, "status") != "delivered") return {};
+      (*e)["status"] = "parked";
+      (*e)["parked_reason"] = reason;
+      pr_in(x, t.number)["reaction"] = {{"last", reaction_name(due->what)},
+                                        {"trigger", due->trigger}};
+      DG_CHECK(tx.append_event(ev(lane::event::kOrchestratorCorrection),
+                               Json{{"bundle", owner->bundle},
+                                    {"pr", t.number},
+                                    {"reaction", reaction_name(due->what)},
+                                    {"trigger", due->trigger},
+                                    {"evidence", path},
+                                    {"seen_by_run", basename_of(run_dir())}}));
+      std::string from = json_str(x, "node");
+      x["previous_node"] = from;
+      x["node"] = human;
+      x["status"] = human;
+      if (!x.contains("metrics") || !x["metrics"].is_object()) x["metrics"] = Json::object();
+      Json& moved = x["metrics"]["transitions"];
+      moved = (moved.is_number_integer() ? moved.get<long long>() : 0) + 1;
+      return tx.append_event(ev(lane::event::kOrchestratorCorrection),
+                             Json{{"from", from}, {"to", human}, {"parked", owner->bundle}});
+    });
+    if (!c) return c.error();
+    line(owner->bundle + " of run " + run_id + " waits for a person: " + reason);
+    return true;
+  }
+
+  Status react_to(const Json& s, const Target& t, const gh::PrStatus& st) {
+    DG_TRY(auto due, due_reaction(s, t, st));
+    if (!due) return {};
+    const Due& d = *due;
+    const Reaction what = d.what;
+    const std::string& trigger = d.trigger;
     switch (what) {
       case Reaction::repair:
-        return start_repair(t, trigger, in.now, evidence, in.cycles_spent + 1, extra);
+        return start_repair(t, trigger, d.now, d.evidence, d.cycles_spent + 1, d.extra);
       case Reaction::park_exhausted:
       case Reaction::park_no_progress:
-        return park(t, trigger, what, evidence);
+        return park(t, trigger, what, d.evidence);
       case Reaction::report:
       case Reaction::report_flaky: {
         if (what == Reaction::report_flaky)
-          line("PR #" + std::to_string(t.number) + ": " + join_set(in.now.failing, ", ") +
+          line("PR #" + std::to_string(t.number) + ": " + join_set(d.now.failing, ", ") +
                " fail on GitHub but pass with the bundle's own commands: possibly flaky or "
                "infrastructure; reported, not repaired");
         else if (trigger == "changes_requested")
@@ -534,11 +645,11 @@ struct AfterDelivery::Impl {
         std::string event = trigger == "ci_failure" ? ev(lane::event::kCiFailureReported)
                                                     : ev(lane::event::kOrchestratorObservation);
         Json detail = {{"pr", t.number}, {"reaction", reaction_name(what)}, {"trigger", trigger}};
-        if (trigger == "changes_requested") detail["reviews"] = asked.size();
+        if (trigger == "changes_requested") detail["reviews"] = d.asked;
         return ops.record(event, detail, [&](Json& x) -> Status {
           Json& e = pr_in(x, t.number);
           Json& rr = e["reactions"][trigger];
-          for (auto& [k, v] : extra.items()) rr[k] = v;
+          for (auto& [k, v] : d.extra.items()) rr[k] = v;
           e["reaction"] = {{"last", reaction_name(what)}, {"trigger", trigger}};
           return {};
         });
@@ -640,7 +751,11 @@ struct AfterDelivery::Impl {
       }
     }
     DG_CHECK(auto_merge(s, t, *st));
-    if (t.bundle.empty()) return {};
+    if (t.bundle.empty()) {
+      DG_TRY(bool taken, react_in_owner(t, *st));
+      (void)taken;
+      return {};
+    }
     DG_TRY(s, ops.state());
     const Json* e = entry_of(s, t.bundle);
     if (!e || json_str(*e, "status") != "delivered") return {};

@@ -15,6 +15,11 @@
 //     head commit and set of failing checks, and starts a repair cycle in
 //     one transaction (the bundle cursor back at repair_bundle, the entry
 //     running, the cycle counted), so a kill never spends a cycle twice.
+//     A pull request of an earlier, complete run's bundle that is due a
+//     repair or a park parks that bundle in that run, under its lock, in
+//     one transaction (entry parked, the run human_required, its review
+//     counts unchanged), so its inbox item lists it and an answer reopens
+//     that run, whose own watch then reacts.
 //   * cleanup_merged removes only what cleanup.h allows (canonical, clean,
 //     merged, pushed; never --force, never -D), never a worktree of a bundle
 //     of this run that is not delivered, nor a branch of another run's

@@ -291,6 +291,16 @@ class Replayer {
     return l && from == l->complete_at && to == "repair_bundle";
   }
 
+  bool reopened_after_its_end(const std::string& back, const std::string& to) const {
+    const Graph& g = facts_.graph();
+    if (std::find(g.terminal_states.begin(), g.terminal_states.end(), back) ==
+        g.terminal_states.end())
+      return false;
+    const GraphNode* n = g.node(to);
+    const GraphLane* orchestrator = g.lane_of(g.entrypoint);
+    return n && n->type == "scheduler" && orchestrator && g.lane_of(to) == orchestrator;
+  }
+
   void check_transition(const std::string& at, const std::string& who, const Track& t,
                         const std::string& from, const std::string& to) {
     if (!strict() || from == to) return;
@@ -303,6 +313,10 @@ class Replayer {
       if (!back.empty() && facts_.routes_to(from, "resume_previous_successor") &&
           facts_.routes_to(back, to))
         return;
+      // A run that had ended and then waited for a person (a pull request
+      // of its bundle asked for a repair after its end) is reopened by the
+      // answer at its orchestrator lane's scheduler (src/inbox/).
+      if (reopened_after_its_end(back, to)) return;
     }
     problem(at + who + " moved " + from + " -> " + to + ", which is not a route of " + from +
             (facts_.detour(from) && !t.return_point.empty()

@@ -41,7 +41,10 @@
 // - leaving a detour (a shared node, an interrupt or a pause state) back
 //   to the node the cursor stood on before the detour (retry_previous,
 //   resume), to one of that node's successors where the detour routes to
-//   resume_previous_successor, or along the detour's own routes;
+//   resume_previous_successor, or along the detour's own routes; and a run
+//   whose detour began at a terminal state (it had ended, then one of its
+//   pull requests needed a person) leaving it for its orchestrator lane's
+//   scheduler, as an answer reopens it;
 // - anything touching a retired (legacy) node, whose old edges the current
 //   graph no longer knows.
 // Route edges into another cursor's lane are spawns, not moves: the

@@ -156,6 +156,8 @@ class RunStore {
            const Clock& clock = system_clock());
 
   const std::string& run_dir() const { return run_dir_; }
+  const Graph& graph() const { return *graph_; }
+  const Schema& schema() const { return *schema_; }
 
   // Leave the cursor maps unparsed in go, event, move and signal (see
   // store/deferred_state.h), so their cost does not grow with the number

@@ -905,6 +905,123 @@ TEST_F(RunGithub, AReviewerAskingAgainAfterEveryPushParksTheBundleInTheInboxAfte
       << inbox.out;
 }
 
+// GRAPH.yaml's changes_requested reaction set to repair. The review comes
+// after the run that delivered the pull request has ended: the next run,
+// with no work of its own, parks that bundle in the run that owns it, so
+// `devgraph inbox` lists it. The answer reopens that run, and the next
+// `devgraph run` continues it (no new run) and repairs the pull request
+// with one more commit.
+TEST_F(RunGithub, AReviewAfterTheDeliveringRunEndedWaitsInThatRunUntilAnsweredThenIsRepaired) {
+  std::string skill = skill_reacting("changes_requested", "repair", 2);
+  repairing_developer("please rename the helper", "src/renamed.txt", "renamed\n", "renamed");
+  auto r = run({"--skill", skill});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json first = result_of(r);
+  const std::string owner = json_str(first, "run_dir");
+  const std::string delivered = json_str(first["bundles"][0], "head");
+
+  // The review arrives from the next status look on.
+  size_t looks = 0;
+  for (const auto& l : lines_of(gh_calls()))
+    looks += l.rfind("pr\tview\t1\t", 0) == 0 && l.find("statusCheckRollup") != std::string::npos;
+  test::write_text(gh_dir + "/pr-1.look-" + std::to_string(looks + 1),
+                   "reviewDecision=CHANGES_REQUESTED\n");
+  test::write_text(
+      gh_dir + "/pr-1.reviews.json",
+      dump_py(Json::array({gh_review("CHANGES_REQUESTED", "please rename the helper")})) + "\n");
+
+  r = run({"--skill", skill});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(json_str(result_of(r), "run_dir"), owner);
+  EXPECT_NE((r.out + r.err).find("b1 of run " + basename_of(owner) + " waits for a person"),
+            std::string::npos)
+      << r.out << r.err;
+  Json st = *parse_json(test::slurp(owner + "/state.json"), "state");
+  EXPECT_EQ(st["status"], "human_required");
+  EXPECT_EQ(st["bundles"][0]["status"], "parked");
+  auto valid = test::run_devgraph({"validate", "run", owner}, env(), repo);
+  EXPECT_EQ(valid.exit_code, 0) << valid.out << valid.err;
+  auto inbox = test::run_devgraph({"inbox", "--repo", repo, "--json"}, env(), repo);
+  ASSERT_EQ(inbox.exit_code, 0) << inbox.err;
+  auto items = parse_json(inbox.out, "inbox");
+  ASSERT_TRUE(items.ok()) << inbox.out;
+  ASSERT_EQ(items->size(), 1u) << inbox.out;
+  EXPECT_EQ((*items)[0]["key"], "b1");
+  EXPECT_EQ((*items)[0]["run_dir"], owner);
+  EXPECT_NE(json_str((*items)[0], "reason").find("changes_requested on PR #1"), std::string::npos)
+      << inbox.out;
+  EXPECT_EQ(
+      git_out({"--git-dir", remote, "rev-parse", "refs/heads/develop/b1-alpha"}, scratch.path()),
+      delivered);
+
+  auto a = test::run_devgraph({"answer", "b1", "--text", "go ahead"}, env(), repo);
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  r = run({"--skill", skill});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(json_str(result_of(r), "run_dir"), owner);
+  std::string head =
+      git_out({"--git-dir", remote, "rev-parse", "refs/heads/develop/b1-alpha"}, scratch.path());
+  EXPECT_EQ(git_out({"--git-dir", remote, "rev-parse", head + "^"}, scratch.path()), delivered);
+  EXPECT_EQ(git_out({"--git-dir", remote, "show", head + ":src/renamed.txt"}, scratch.path()),
+            "renamed");
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tcreate\t"), 1u) << gh_calls();
+  valid = test::run_devgraph({"validate", "run", owner}, env(), repo);
+  EXPECT_EQ(valid.exit_code, 0) << valid.out << valid.err;
+}
+
+// The reviewer who asks again after every push, with two repair cycles,
+// asks the third time after the delivering run has ended: the next run
+// parks the bundle in its own run with the cycles spent, and `devgraph
+// inbox` lists it.
+TEST_F(RunGithub, CyclesSpentBeforeTheDeliveringRunEndedParkTheBundleThereWhenTheReviewerAsksAgain) {
+  std::string skill = skill_reacting("changes_requested", "repair", 2);
+  repairing_developer("please rename the helper", "src/renamed.txt", "renamed\n", "renamed");
+  Json sc = *parse_json(test::slurp(scenario), "scenario");
+  Json& dev = sc["personas"]["developer"];
+  dev.insert(dev.begin(),
+             Json{{"dispatch_contains", "the helper is still misnamed"},
+                  {"files", Json::array({file("src/renamed.txt", "renamed2\n")})},
+                  {"result", done("renamed again", Json::array({"src/renamed.txt"}))}});
+  test::write_text(scenario, dump_py(sc, 2));
+  const Json first = gh_review("CHANGES_REQUESTED", "please rename the helper");
+  const Json second = gh_review("CHANGES_REQUESTED", "the helper is still misnamed");
+  const Json third = gh_review("CHANGES_REQUESTED", "the helper is misnamed even now");
+  test::write_text(gh_dir + "/pr-1.look-1", "reviewDecision=CHANGES_REQUESTED\n");
+  test::write_text(gh_dir + "/pr-1.look-2",
+                   "reviews=" + dump_py(Json::array({first, second})) + "\n");
+  test::write_text(gh_dir + "/pr-1.reviews.json", dump_py(Json::array({first})) + "\n");
+
+  auto r = run({"--skill", skill});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string owner = json_str(result_of(r), "run_dir");
+  Json st = *parse_json(test::slurp(owner + "/state.json"), "state");
+  EXPECT_EQ(st["prs"][0]["reactions"]["changes_requested"]["cycles"], 2) << dump_py(st["prs"]);
+
+  size_t looks = 0;
+  for (const auto& l : lines_of(gh_calls()))
+    looks += l.rfind("pr\tview\t1\t", 0) == 0 && l.find("statusCheckRollup") != std::string::npos;
+  test::write_text(gh_dir + "/pr-1.look-" + std::to_string(looks + 1),
+                   "reviews=" + dump_py(Json::array({first, second, third})) + "\n");
+  r = run({"--skill", skill});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  st = *parse_json(test::slurp(owner + "/state.json"), "state");
+  EXPECT_EQ(st["status"], "human_required");
+  EXPECT_EQ(st["bundles"][0]["status"], "parked");
+  auto inbox = test::run_devgraph({"inbox", "--repo", repo, "--json"}, env(), repo);
+  ASSERT_EQ(inbox.exit_code, 0) << inbox.err;
+  auto items = parse_json(inbox.out, "inbox");
+  ASSERT_TRUE(items.ok()) << inbox.out;
+  ASSERT_EQ(items->size(), 1u) << inbox.out;
+  EXPECT_EQ((*items)[0]["key"], "b1") << inbox.out;
+  EXPECT_NE(json_str((*items)[0], "reason").find("the repair cycles are spent"), std::string::npos)
+      << inbox.out;
+  std::string evidence = owner + "/bundles/b1/reaction-evidence.md";
+  EXPECT_NE(test::slurp(evidence).find("the helper is misnamed even now"), std::string::npos);
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tcreate\t"), 1u) << gh_calls();
+  auto valid = test::run_devgraph({"validate", "run", owner}, env(), repo);
+  EXPECT_EQ(valid.exit_code, 0) << valid.out << valid.err;
+}
+
 // GRAPH.yaml's changes_requested reaction set to repair with two cycles.
 // The developer's answer to the review rewrites src/b1.txt as it was, so
 // the repair commits nothing and the pull request's head and diff stay as

@@ -35,8 +35,12 @@ class RunWriter {
   RunWriter& go(const std::string& to, const std::string& type) {
     Json detail = {{"from", state_["node"]}, {"to", to}};
     state_["node"] = to;
-    if (to == "complete" || to == "human_required") state_["status"] = to;
-    if (to == "handoff") state_["status"] = "handoff";
+    if (to == "complete" || to == "human_required")
+      state_["status"] = to;
+    else if (to == "handoff")
+      state_["status"] = "handoff";
+    else
+      state_["status"] = "running";
     append(type, detail);
     return *this;
   }
@@ -173,6 +177,20 @@ TEST(Replay, RecoveryReturnsOnlyToWhereTheCursorCameFrom) {
   ASSERT_EQ(r.problems.size(), 1u) << all(r);
   EXPECT_NE(r.problems[0].find("blocker_recovery -> final_review"), std::string::npos) << all(r);
   EXPECT_NE(r.problems[0].find("nor a return to plan_bundle"), std::string::npos) << all(r);
+}
+
+TEST(Replay, ARunThatEndedWaitsForAPersonAndIsReopenedAtItsSchedulerOnly) {
+  // One of its pull requests needed a person after the run had ended: the
+  // run goes from complete to human_required, and the answer reopens it at
+  // the orchestrator lane's scheduler. Anywhere else is still reported.
+  RunWriter w = full_run();
+  w.go("human_required", "ORCHESTRATOR_CORRECTION").go("bundle_scheduler", "RUN_RESUMED");
+  EXPECT_TRUE(w.replay().problems.empty()) << all(w.replay());
+  RunWriter x = full_run();
+  x.go("human_required", "ORCHESTRATOR_CORRECTION").go("cleanup_merged", "RUN_RESUMED");
+  ReplayReport r = x.replay();
+  ASSERT_EQ(r.problems.size(), 1u) << all(r);
+  EXPECT_NE(r.problems[0].find("human_required -> cleanup_merged"), std::string::npos) << all(r);
 }
 
 TEST(Replay, IllegalRouteIsReported) {
