@@ -35,12 +35,6 @@ std::string header(const std::string& page, const std::string& version) {
          "\" \"devgraph manual\"\n";
 }
 
-std::string braces(const std::vector<std::string>& choices) {
-  std::string b = "{";
-  for (size_t i = 0; i < choices.size(); ++i) b += (i ? "," : "") + choices[i];
-  return b + "}";
-}
-
 // One .TP entry per positional and option of `p`.
 std::string arguments(const ArgParser& p) {
   std::string out;

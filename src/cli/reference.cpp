@@ -37,12 +37,6 @@ std::string sentence(std::string_view text) {
   return out;
 }
 
-std::string braces(const std::vector<std::string>& choices) {
-  std::string b = "{";
-  for (size_t i = 0; i < choices.size(); ++i) b += (i ? "," : "") + choices[i];
-  return b + "}";
-}
-
 // One list item per positional and option of `p`.
 std::string arguments(const ArgParser& p) {
   std::string out;

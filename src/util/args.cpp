@@ -252,13 +252,13 @@ std::string entry(const std::string& invocation, const std::string& help, size_t
   return line + wrap_words(help, column, column, 79) + "\n";
 }
 
+}  // namespace
+
 std::string braces(const std::vector<std::string>& choices) {
   std::string b = "{";
   for (size_t i = 0; i < choices.size(); ++i) b += (i ? "," : "") + choices[i];
   return b + "}";
 }
-
-}  // namespace
 
 std::string ArgParser::help() const {
   std::string h = wrap_usage(usage()) + "\n";

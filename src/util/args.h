@@ -49,6 +49,10 @@ namespace devgraph {
 // the program ("usage: devgraph run " wide).
 std::string wrap_usage(const std::string& usage, size_t width = 79);
 
+// A value's choices as help, man pages and the reference write them:
+// "{a,b,c}".
+std::string braces(const std::vector<std::string>& choices);
+
 class ParsedArgs {
  public:
   std::optional<std::string> get(const std::string& name) const;
