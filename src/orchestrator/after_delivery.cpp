@@ -590,7 +590,13 @@ struct AfterDelivery::Impl {
                           : "the repair cycles are spent";
     std::string reason = due->trigger + " on PR #" + std::to_string(t.number) + ": " + why +
                          " (" + path + ")";
-    const std::string human = "human_required";
+    // Where the orchestrator lane stops for a person: its terminal interrupt.
+    std::string human;
+    if (const GraphLane* lane = p.graph.lane_of(p.graph.entrypoint))
+      for (const auto& n : lane->nodes)
+        if (const GraphNode* g = p.graph.node(n); g && g->type == "terminal_interrupt") human = n;
+    if (human.empty())
+      return fail(ErrorKind::internal, "GRAPH.yaml's orchestrator lane has no terminal interrupt");
     auto c = store.transact([&](Transaction& tx) -> Status {
       Json& x = tx.state();
       if (json_str(x, "status") != "complete") return {};  // reopened meanwhile
