@@ -269,6 +269,19 @@ class RunGithub : public ::testing::Test {
     write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
   }
 
+  // The repairing developer of the helper's name, with a second rule for
+  // the reviewer's second review ("the helper is still misnamed").
+  void renaming_developer_twice() {
+    repairing_developer("please rename the helper", "src/renamed.txt", "renamed\n", "renamed");
+    Json sc = *parse_json(test::slurp(scenario), "scenario");
+    Json& dev = sc["personas"]["developer"];
+    dev.insert(dev.begin(),
+               Json{{"dispatch_contains", "the helper is still misnamed"},
+                    {"files", Json::array({file("src/renamed.txt", "renamed2\n")})},
+                    {"result", done("renamed again", Json::array({"src/renamed.txt"}))}});
+    test::write_text(scenario, dump_py(sc, 2));
+  }
+
   // b1 parked after its first repair cycle changed nothing: one line
   // holding `reason_text`, the evidence file holding `evidence_text`, one
   // cycle of `reaction` spent, nothing new pushed, no second pull request.
@@ -865,14 +878,7 @@ TEST_F(RunGithub, AReviewAskingAgainOnceTheRepairCyclesAreSpentParksTheBundleWit
 // inbox` lists it with its reason.
 TEST_F(RunGithub, AReviewerAskingAgainAfterEveryPushParksTheBundleInTheInboxAfterMaxCycles) {
   std::string skill = skill_reacting("changes_requested", "repair", 2);
-  repairing_developer("please rename the helper", "src/renamed.txt", "renamed\n", "renamed");
-  Json sc = *parse_json(test::slurp(scenario), "scenario");
-  Json& dev = sc["personas"]["developer"];
-  dev.insert(dev.begin(),
-             Json{{"dispatch_contains", "the helper is still misnamed"},
-                  {"files", Json::array({file("src/renamed.txt", "renamed2\n")})},
-                  {"result", done("renamed again", Json::array({"src/renamed.txt"}))}});
-  test::write_text(scenario, dump_py(sc, 2));
+  renaming_developer_twice();
   const Json first = gh_review("CHANGES_REQUESTED", "please rename the helper");
   const Json second = gh_review("CHANGES_REQUESTED", "the helper is still misnamed");
   const Json third = gh_review("CHANGES_REQUESTED", "the helper is misnamed even now");
@@ -975,14 +981,7 @@ TEST_F(RunGithub, AReviewAfterTheDeliveringRunEndedWaitsInThatRunUntilAnsweredTh
 // inbox` lists it.
 TEST_F(RunGithub, CyclesSpentBeforeTheDeliveringRunEndedParkTheBundleThereWhenTheReviewerAsksAgain) {
   std::string skill = skill_reacting("changes_requested", "repair", 2);
-  repairing_developer("please rename the helper", "src/renamed.txt", "renamed\n", "renamed");
-  Json sc = *parse_json(test::slurp(scenario), "scenario");
-  Json& dev = sc["personas"]["developer"];
-  dev.insert(dev.begin(),
-             Json{{"dispatch_contains", "the helper is still misnamed"},
-                  {"files", Json::array({file("src/renamed.txt", "renamed2\n")})},
-                  {"result", done("renamed again", Json::array({"src/renamed.txt"}))}});
-  test::write_text(scenario, dump_py(sc, 2));
+  renaming_developer_twice();
   const Json first = gh_review("CHANGES_REQUESTED", "please rename the helper");
   const Json second = gh_review("CHANGES_REQUESTED", "the helper is still misnamed");
   const Json third = gh_review("CHANGES_REQUESTED", "the helper is misnamed even now");
