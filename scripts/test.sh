@@ -126,7 +126,7 @@ fuzz_run() {
   rm -rf "$work"
 }
 if [ "$fuzz" = 1 ]; then
-  fuzz_seconds=${DEVGRAPH_FUZZ_SECONDS:-60}
+  fuzz_seconds=${DEVGRAPH_FUZZ_SECONDS:-30}
   fuzz_run guard_shell_fuzz shell "$fuzz_seconds"
   fuzz_run board_http_fuzz http "$(( (fuzz_seconds + 1) / 2 ))"
 fi
