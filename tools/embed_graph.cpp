@@ -119,9 +119,9 @@ class Tables {
     return record<IntakeRules>(label, epic_label, max_issues, p0_alone);
   }
   std::string view(const HeadlessSettings& h) {
-    const auto& [enabled, permission_mode, max_turns, timeout, api_retry, model, allowed,
+    const auto& [permission_mode, max_turns, timeout, api_retry, model, allowed,
                  disallowed, run_git_hooks] = h;
-    return record<HeadlessSettings>(enabled, permission_mode, max_turns, timeout, api_retry, model,
+    return record<HeadlessSettings>(permission_mode, max_turns, timeout, api_retry, model,
                                     allowed, disallowed, run_git_hooks);
   }
   std::string view(const BundleBudget& b) {
@@ -147,6 +147,10 @@ class Tables {
   std::string view(const CleanupRules& c) {
     const auto& [strategies, default_strategy] = c;
     return record<CleanupRules>(strategies, default_strategy);
+  }
+  std::string view(const DeliveryRules& d) {
+    const auto& [merge, merge_options] = d;
+    return record<DeliveryRules>(merge, merge_options);
   }
   std::string view(const DiscussPerspective& p) {
     const auto& [name, role, focus, backend, reports, reads_context] = p;
@@ -264,6 +268,7 @@ class Tables {
   static const char* row_name(std::type_identity<EscalationRules>) { return "EscalationRules"; }
   static const char* row_name(std::type_identity<DebugSpecialist>) { return "DebugSpecialist"; }
   static const char* row_name(std::type_identity<DebugRules>) { return "DebugRules"; }
+  static const char* row_name(std::type_identity<DeliveryRules>) { return "DeliveryRules"; }
 
   // The expression that turns a view expression into the model type T.
   template <class T>
@@ -388,7 +393,6 @@ void write_graph(std::ostream& out, const Graph& g) {
   Tables tables(decls);
   std::string body;
   body += tables.assign("version", g.version);
-  body += tables.assign("name", g.name);
   body += tables.assign("entrypoint", g.entrypoint);
   body += tables.assign("clean_entrypoint", g.clean_entrypoint);
   body += tables.assign("terminal_states", g.terminal_states);
@@ -399,6 +403,7 @@ void write_graph(std::ostream& out, const Graph& g) {
   body += tables.assign("reactions", g.reactions);
   body += tables.assign("observability", g.observability);
   body += tables.assign("cleanup", g.cleanup);
+  body += tables.assign("delivery", g.delivery);
   body += tables.assign("discuss", g.discuss);
   body += tables.assign("fix", g.fix);
   body += tables.assign("escalation", g.escalation);

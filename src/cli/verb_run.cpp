@@ -93,7 +93,7 @@ ArgParser verb_run_parser() {
       .option("merge-policy",
               "never or auto_when_checks_pass: ask GitHub to merge each pull request once its "
               "checks pass (kept by a resume without the flag)")
-      .default_value("never")
+      .default_value("GRAPH.yaml delivery.github.merge")
       .flag("new", "start a fresh run instead of resuming the last one")
       .flag("discuss-rounds",
             "critique every plan and finished branch (GRAPH.yaml discuss.rounds; kept by a "

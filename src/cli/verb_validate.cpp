@@ -11,6 +11,7 @@
 #include "cli/verbs.h"
 #include "contracts/schema.h"
 #include "graph/graph.h"
+#include "graph/keys.h"
 #include "replay/replay.h"
 #include "skill/personas.h"
 #include "skill/skill.h"
@@ -47,6 +48,7 @@ int validate_graph(const std::string& skill) {
   auto graph = Graph::load(skill);
   if (!graph) return verdict({graph.error().message}, "");
   auto errors = check_graph(*graph);
+  for (auto& e : check_skill_graph_keys(skill)) errors.push_back(std::move(e));
   for (auto& e : check_skill_assets(*graph, skill)) errors.push_back(std::move(e));
   return verdict(errors, "graph structure, lanes, events, and capacity thresholds are valid");
 }

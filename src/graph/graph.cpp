@@ -343,7 +343,6 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
   Graph g;
   if (!at(doc, "version").is_number_integer()) return r.bad("version", "an integer");
   g.version = at(doc, "version").get<int>();
-  DG_TRY(g.name, r.str(at(doc, "name"), "name", false));
   DG_TRY(g.entrypoint, r.str(at(doc, "entrypoint"), "entrypoint", true));
   DG_TRY(g.clean_entrypoint, r.str(at(doc, "clean_entrypoint"), "clean_entrypoint", false));
   DG_TRY(g.terminal_states, r.strings(at(doc, "terminal_states"), "terminal_states"));
@@ -413,6 +412,29 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
   DG_TRY(g.cleanup.default_strategy,
          r.str(at(cleanup, "default_strategy"), "cleanup.default_strategy", false));
 
+  const Json& delivery = at(doc, "delivery");
+  if (!delivery.is_null() && !delivery.is_object()) return r.bad("delivery", "a mapping");
+  const Json& github = at(delivery, "github");
+  if (!github.is_null() && !github.is_object()) return r.bad("delivery.github", "a mapping");
+  DG_TRY(std::string merge, r.str(at(github, "merge"), "delivery.github.merge", false));
+  if (!merge.empty()) g.delivery.merge = merge;
+  const Json& options = at(github, "merge_options");
+  if (options.is_string()) {
+    // "never | auto_when_checks_pass", as the file writes it.
+    std::string_view rest = options.get_ref<const std::string&>();
+    while (!rest.empty()) {
+      size_t bar = rest.find('|');
+      std::string_view item = rest.substr(0, bar);
+      while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+      while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+      if (item.empty()) return r.bad("delivery.github.merge_options", "values separated by |");
+      g.delivery.merge_options.emplace_back(item);
+      rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
+    }
+  } else if (!options.is_null()) {
+    DG_TRY(g.delivery.merge_options, r.strings(options, "delivery.github.merge_options"));
+  }
+
   DG_CHECK(read_discuss(r, at(doc, "discuss"), g.discuss));
   DG_CHECK(read_fix(r, at(doc, "fix"), g.fix));
   DG_CHECK(read_escalation(r, at(doc, "escalation"), g.escalation));
@@ -432,10 +454,6 @@ Expected<Graph> Graph::parse(std::string_view yaml_text, std::string_view origin
   }
 
   const Json& hl = at(doc, "headless");
-  if (!at(hl, "enabled").is_null()) {
-    if (!at(hl, "enabled").is_boolean()) return r.bad("headless.enabled", "true or false");
-    g.headless.enabled = at(hl, "enabled").get<bool>();
-  }
   DG_TRY(std::string pm, r.str(at(hl, "permission_mode"), "headless.permission_mode", false));
   if (!pm.empty()) g.headless.permission_mode = pm;
   DG_TRY(g.headless.max_turns_per_persona,
@@ -755,6 +773,25 @@ std::vector<std::string> check_graph(const Graph& g) {
       errors.push_back("capacity.actions: no action for tier " + tier.name);
     prev = &tier;
   }
+  // The merge policy: one the engine carries out, and one of the options
+  // the file lists beside it (when it lists any).
+  const std::vector<std::string> engine(std::begin(kMergePolicies), std::end(kMergePolicies));
+  const auto& options = g.delivery.merge_options.empty() ? engine : g.delivery.merge_options;
+  auto listed = [](const std::vector<std::string>& in, const std::string& v) {
+    return std::find(in.begin(), in.end(), v) != in.end();
+  };
+  auto joined = [](const std::vector<std::string>& in) {
+    std::string all;
+    for (const auto& v : in) all += (all.empty() ? "" : ", ") + v;
+    return all;
+  };
+  for (const auto& o : options)
+    if (!listed(engine, o))
+      errors.push_back("delivery.github.merge_options: " + o +
+                       " is no merge policy this engine carries out (" + joined(engine) + ")");
+  if (!listed(options, g.delivery.merge) || !listed(engine, g.delivery.merge))
+    errors.push_back("delivery.github.merge: " + g.delivery.merge + " is not one of " +
+                     joined(options));
   for (const auto& e : cross_checks(g)) errors.push_back(e);
   return errors;
 }

@@ -86,8 +86,9 @@ struct Concurrency {
   bool operator==(const Concurrency&) const = default;
 };
 
+// Personas always run headless (`headless.enabled` and `driver` describe
+// that; graph/keys.h refuses other values).
 struct HeadlessSettings {
-  bool enabled = true;
   std::string permission_mode = "acceptEdits";
   int max_turns_per_persona = 80;
   int persona_timeout_minutes = 30;
@@ -171,6 +172,23 @@ struct CleanupRules {
 
   bool operator==(const CleanupRules&) const = default;
 };
+
+// How finished bundles leave the run (GRAPH.yaml `delivery`). The one
+// setting is GitHub's merge policy: "never" leaves every pull request to a
+// person, "auto_when_checks_pass" asks GitHub to merge once branch
+// protection is satisfied (`gh pr merge --auto --merge`); devgraph itself
+// never merges. `devgraph run --merge-policy` overrides it for a new run.
+// merge_options lists the values `merge` may take ("a | b" in the file);
+// check_graph() refuses a merge outside it or an option the engine lacks.
+struct DeliveryRules {
+  std::string merge = "never";
+  std::vector<std::string> merge_options;
+
+  bool operator==(const DeliveryRules&) const = default;
+};
+
+// The merge policies the engine carries out.
+inline constexpr std::string_view kMergePolicies[] = {"never", "auto_when_checks_pass"};
 
 // The multi-perspective critique (GRAPH.yaml `discuss`; src/discuss/).
 // A perspective: who it speaks as, what it looks at, the backend that runs
@@ -290,7 +308,6 @@ class Graph {
   static std::string_view snapshot_text();
 
   int version = 0;
-  std::string name;
   std::string entrypoint;
   std::string clean_entrypoint;
   std::vector<std::string> terminal_states;
@@ -302,6 +319,7 @@ class Graph {
   Reactions reactions;
   Observability observability;
   CleanupRules cleanup;
+  DeliveryRules delivery;
   DiscussRules discuss;
   FixRules fix;
   EscalationRules escalation;

@@ -284,7 +284,7 @@ Expected<RunReport> run_repository(const RunSetupRequest& req, std::ostream& out
     init.default_branch = default_branch;
     init.merge = Json{
         {"delivery", delivery},
-        {"merge_policy", req.merge_policy.value_or("never")},
+        {"merge_policy", req.merge_policy.value_or(graph.delivery.merge)},
         {"commands",
          {{"test", commands.test}, {"build", commands.build}, {"source", commands.source}}},
         {"intake",

@@ -89,7 +89,7 @@ struct RunSetupRequest {
   std::optional<double> budget_usd;
   // --merge-policy: "never" or "auto_when_checks_pass" (GRAPH.yaml
   // delivery.github.merge_options); nullopt keeps the run's (a new run:
-  // never).
+  // GRAPH.yaml delivery.github.merge).
   std::optional<std::string> merge_policy;
   // --discuss-rounds: every bundle's plan and finished branch are critiqued
   // (bundle/critique_gate.h). Recorded on the run (`discuss_rounds`), so a

@@ -217,19 +217,23 @@ class RunGithub : public ::testing::Test {
 
   // A copy of the skill whose GRAPH.yaml answers `trigger` (ci_failure or
   // changes_requested) with `action`, for at most `max_cycles` cycles.
-  std::string skill_reacting(const std::string& trigger, const std::string& action,
-                             int max_cycles) {
+  // A copy of the shipped skill whose GRAPH.yaml has `from` replaced by `to`.
+  std::string skill_edited(const std::string& from, const std::string& to) {
     std::string skill = scratch / "skill";
     std::filesystem::copy(test::source_dir() + "/skill", skill,
                           std::filesystem::copy_options::recursive);
     std::string graph = test::slurp(skill + "/GRAPH.yaml");
-    const std::string from = "  " + trigger + ":\n    action: report\n    max_cycles: 2\n";
-    const std::string to = "  " + trigger + ":\n    action: " + action +
-                           "\n    max_cycles: " + std::to_string(max_cycles) + "\n";
     EXPECT_NE(graph.find(from), std::string::npos) << graph;
     if (graph.find(from) != std::string::npos) graph.replace(graph.find(from), from.size(), to);
     test::write_text(skill + "/GRAPH.yaml", graph);
     return skill;
+  }
+
+  std::string skill_reacting(const std::string& trigger, const std::string& action,
+                             int max_cycles) {
+    return skill_edited("  " + trigger + ":\n    action: report\n    max_cycles: 2\n",
+                        "  " + trigger + ":\n    action: " + action +
+                            "\n    max_cycles: " + std::to_string(max_cycles) + "\n");
   }
 
   // The prompts of bundle `b` that hold `text`.
@@ -1113,6 +1117,31 @@ TEST_F(RunGithub, AMergedPullRequestsWorktreeWithACommitNeverPushedIsPreservedWi
       git_out({"--git-dir", remote, "rev-parse", "refs/heads/develop/b1-alpha"}, scratch.path()),
       delivered);
   expect_replays_cleanly(res);
+}
+
+// The merge policy is GRAPH.yaml's `delivery.github.merge`: set to
+// auto_when_checks_pass, the pull request is asked to merge itself once its
+// checks pass, without a flag; `--merge-policy never` on a fresh run of the
+// same graph overrides it and asks nothing.
+TEST_F(RunGithub, TheGraphsMergePolicyAsksForAutoMergeAndTheFlagOverridesIt) {
+  std::string skill = skill_edited("\n    merge: never\n", "\n    merge: auto_when_checks_pass\n");
+  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  auto r = run({"--skill", skill});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(state_of(res)["merge_policy"], "auto_when_checks_pass");
+  ASSERT_EQ(res["prs"].size(), 1u) << dump_py(res);
+  EXPECT_EQ(res["prs"][0]["auto_merge"], "enabled");
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tmerge\t"), 1u) << gh_calls();
+  EXPECT_FALSE(events_of(res, "AUTO_MERGE_ENABLED").empty());
+
+  write_issues("issues.json", Json::array({gh_issue(2, "beta", {"devgraph"})}));
+  r = run({"--skill", skill, "--new", "--merge-policy", "never"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  res = result_of(r);
+  EXPECT_EQ(state_of(res)["merge_policy"], "never");
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tmerge\t"), 1u) << gh_calls();
+  EXPECT_TRUE(events_of(res, "AUTO_MERGE_ENABLED").empty());
 }
 
 // Auto-merge, refused when create_pr first asked (FAKE_GH_AUTO_MERGE=fail),

@@ -68,6 +68,32 @@ TEST(ValidateCli, BrokenGraphViaFlagAndVariableChangesNothing) {
   EXPECT_EQ(test::slurp(skill + "/GRAPH.yaml"), before);
 }
 
+// An edit no code would act on is refused, not accepted and ignored: a
+// misspelt setting, and a changed description of what the engine always
+// does. The merge policy, which the engine reads, is accepted.
+TEST(ValidateCli, AGraphEditNoCodeWouldReadIsRefused) {
+  test::Scratch dir;
+  std::string skill = copy_skill(dir);
+  replace_in(skill + "/GRAPH.yaml", "\n    merge: never\n", "\n    merge: auto_when_checks_pass\n");
+  auto accepted = run_devgraph({"validate", "graph", "--skill", skill}, kNoSkillEnv);
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.out << accepted.err;
+
+  replace_in(skill + "/GRAPH.yaml", "\n    merge: auto_when_checks_pass\n",
+             "\n    merge: auto_when_checks_pass\n    merge_method: squash\n");
+  replace_in(skill + "/GRAPH.yaml", "\n  driver: devgraph run-bundle\n",
+             "\n  driver: my-own-driver\n");
+  std::string before = test::slurp(skill + "/GRAPH.yaml");
+  auto r = run_devgraph({"validate", "graph", "--skill", skill}, kNoSkillEnv);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out,
+            "ERROR: headless.driver: describes what devgraph always does (a bundle is always "
+            "driven by `devgraph run-bundle`); no code reads another value than \"devgraph "
+            "run-bundle\"\n"
+            "ERROR: delivery.github.merge_method: no code reads this key (a misspelt name, or a "
+            "setting this engine lacks)\n");
+  EXPECT_EQ(test::slurp(skill + "/GRAPH.yaml"), before);
+}
+
 TEST(ValidateCli, UnreadableGraphIsOneErrorLine) {
   test::Scratch dir;
   std::string skill = copy_skill(dir);

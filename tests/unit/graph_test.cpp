@@ -261,6 +261,56 @@ TEST(Graph, CommitsRunTheRepositorysHooksUnlessTheSwitchTurnsThemOff) {
   EXPECT_TRUE(*g == expected);
 }
 
+TEST(Graph, TheMergePolicyIsReadAndMustBeOneTheEngineCarriesOut) {
+  Graph shipped = shipped_graph();
+  EXPECT_EQ(shipped.delivery.merge, "never");
+  EXPECT_EQ(shipped.delivery.merge_options,
+            (std::vector<std::string>{"never", "auto_when_checks_pass"}));
+  auto with = [](const std::string& github) {
+    auto g = Graph::parse("version: 4\nentrypoint: scan\nlanes: {}\nnodes: {}\n"
+                          "delivery: {github: " + github + "}\n",
+                          "G.yaml");
+    EXPECT_TRUE(g) << g.error().message;
+    return std::move(g).value();
+  };
+  auto merge_errors = [](const Graph& g) {
+    std::vector<std::string> out;
+    for (const auto& e : check_graph(g))
+      if (e.rfind("delivery.", 0) == 0) out.push_back(e);
+    return out;
+  };
+  Graph automatic = with("{merge: auto_when_checks_pass, merge_options: 'never | auto_when_checks_pass'}");
+  EXPECT_EQ(automatic.delivery.merge, "auto_when_checks_pass");
+  EXPECT_TRUE(merge_errors(automatic).empty());
+  // Absent: never, and no options listed means the engine's.
+  Graph bare = with("{}");
+  EXPECT_EQ(bare.delivery.merge, "never");
+  EXPECT_TRUE(merge_errors(bare).empty());
+
+  EXPECT_EQ(merge_errors(with("{merge: squash_when_green}")),
+            std::vector<std::string>{
+                "delivery.github.merge: squash_when_green is not one of never, "
+                "auto_when_checks_pass"});
+  EXPECT_EQ(merge_errors(with("{merge: auto_when_checks_pass, merge_options: never}")),
+            std::vector<std::string>{"delivery.github.merge: auto_when_checks_pass is not one of never"});
+  EXPECT_EQ(merge_errors(with("{merge: never, merge_options: 'never | rebase_now'}")),
+            std::vector<std::string>{
+                "delivery.github.merge_options: rebase_now is no merge policy this engine "
+                "carries out (never, auto_when_checks_pass)"});
+  auto bad = Graph::parse(
+      "version: 4\nentrypoint: scan\nlanes: {}\nnodes: {}\ndelivery: {github: {merge: [a]}}\n",
+      "G.yaml");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "G.yaml: delivery.github.merge must be a string");
+  auto empty_option = Graph::parse(
+      "version: 4\nentrypoint: scan\nlanes: {}\nnodes: {}\n"
+      "delivery: {github: {merge_options: 'never || x'}}\n",
+      "G.yaml");
+  ASSERT_FALSE(empty_option);
+  EXPECT_EQ(empty_option.error().message,
+            "G.yaml: delivery.github.merge_options must be values separated by |");
+}
+
 TEST(Graph, WrongShapeNamesTheField) {
   auto g = Graph::parse("version: four\nentrypoint: scan\n", "G.yaml");
   ASSERT_FALSE(g.ok());
@@ -364,7 +414,6 @@ TEST(Graph, SnapshotIsWhatParsingTheShippedGraphGives) {
   const Graph& p = *parsed;
   // Part by part, so that a failure names what differs...
   EXPECT_EQ(s.version, p.version);
-  EXPECT_EQ(s.name, p.name);
   EXPECT_EQ(s.entrypoint, p.entrypoint);
   EXPECT_EQ(s.clean_entrypoint, p.clean_entrypoint);
   EXPECT_EQ(s.terminal_states, p.terminal_states);
