@@ -7,7 +7,7 @@
 
 #include "bundle/answer.h"
 #include "bundle/critique_gate.h"
-#include "bundle/node_kind.h"
+#include "lane/node_kind.h"
 #include "bundle/quarantine.h"
 #include "bundle/recovery.h"
 #include "fix/loop.h"
@@ -22,6 +22,8 @@
 #include "util/words.h"
 
 namespace devgraph::bundle {
+using lane::node_kind;
+using lane::NodeKind;
 namespace {
 
 constexpr const char* kLane = "bundle";

@@ -6,7 +6,7 @@
 //
 // Contract:
 // - Which gate runs at the cursor's node comes from what GRAPH.yaml
-//   declares about it (bundle/node_kind.h), never from its name: a route
+//   declares about it (lane/node_kind.h), never from its name: a route
 //   that leads to the lane's completion node (create_pr) delivers from
 //   wherever it starts.
 // - Every transition follows the node's route in the graph; repair cycles

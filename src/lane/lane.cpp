@@ -12,9 +12,14 @@ constexpr std::string_view kRetryPrevious = "retry_previous";
 constexpr std::string_view kNextRoute = "next";
 constexpr std::string_view kSharedLane = "shared";
 
-bool declared(std::string_view node, std::string_view route) {
-  return std::any_of(std::begin(kRoutesTaken), std::end(kRoutesTaken),
-                     [&](const RouteUse& u) { return u.node == node && u.route == route; });
+bool declared(const Graph& graph, std::string_view node, std::string_view route) {
+  if (std::any_of(std::begin(kRoutesTaken), std::end(kRoutesTaken),
+                  [&](const RouteUse& u) { return u.node == node && u.route == route; }))
+    return true;
+  NodeKind kind = node_kind(graph, node);
+  return kind != NodeKind::unknown &&
+         std::any_of(std::begin(kBundleRoutesTaken), std::end(kBundleRoutesTaken),
+                     [&](const KindRouteUse& u) { return u.kind == kind && u.route == route; });
 }
 
 // "src/x.py:12" names src/x.py.
@@ -40,7 +45,7 @@ Expected<std::string> Walker::next(std::string_view node, std::string_view route
       return fail(ErrorKind::internal, "node " + std::string(node) + " has no next");
     return n->next;
   }
-  if (!declared(node, route))
+  if (!declared(graph_, node, route))
     return fail(ErrorKind::internal, "the engine does not take route " + std::string(route) +
                                          " at " + std::string(node) + " (lane/routes.h)");
   for (const auto& [name, target] : n->routes)

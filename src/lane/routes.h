@@ -9,10 +9,20 @@
 
 #include <string_view>
 
+#include "lane/node_kind.h"
+
 namespace devgraph::lane {
 
 struct RouteUse {
   std::string_view node;
+  std::string_view route;
+};
+
+// A route the bundle lane takes at every node of a kind (lane/node_kind.h):
+// its nodes are known by what GRAPH.yaml declares about them, so a renamed
+// or second review node takes a review's routes.
+struct KindRouteUse {
+  NodeKind kind;
   std::string_view route;
 };
 
@@ -54,29 +64,34 @@ inline constexpr std::string_view kDiscussBlocked = "discuss_blocked";
 inline constexpr std::string_view kReplan = "replan";
 }  // namespace route
 
+// The bundle lane, by node kind.
+inline constexpr KindRouteUse kBundleRoutesTaken[] = {
+    {NodeKind::plan, route::kDone},
+    {NodeKind::plan, route::kNeedsContext},
+    {NodeKind::plan, route::kBlocked},
+    {NodeKind::plan, route::kDiscussRevise},
+    {NodeKind::plan, route::kDiscussBlocked},
+    {NodeKind::schedule, route::kTaskAvailable},
+    {NodeKind::schedule, route::kDeadlock},
+    {NodeKind::schedule, route::kTasksComplete},
+    {NodeKind::verify, route::kPassed},
+    {NodeKind::verify, route::kFailed},
+    {NodeKind::review, route::kApproved},
+    {NodeKind::review, route::kFindings},
+    {NodeKind::review, route::kBlocked},
+    {NodeKind::repair, route::kDone},
+    {NodeKind::repair, route::kExhausted},
+    {NodeKind::repair, route::kBlocked},
+    {NodeKind::repair, route::kReplan},
+    {NodeKind::docs, route::kDone},
+    {NodeKind::docs, route::kDoneWithConcerns},
+    {NodeKind::docs, route::kBlocked},
+    {NodeKind::docs, route::kDiscussBlocked},
+    {NodeKind::docs, route::kDiscussRevise},
+};
+
+// The other lanes, by node name.
 inline constexpr RouteUse kRoutesTaken[] = {
-    {"plan_bundle", route::kDone},
-    {"plan_bundle", route::kNeedsContext},
-    {"plan_bundle", route::kBlocked},
-    {"plan_bundle", route::kDiscussRevise},
-    {"plan_bundle", route::kDiscussBlocked},
-    {"task_scheduler", route::kTaskAvailable},
-    {"task_scheduler", route::kDeadlock},
-    {"task_scheduler", route::kTasksComplete},
-    {"bundle_verify", route::kPassed},
-    {"bundle_verify", route::kFailed},
-    {"final_review", route::kApproved},
-    {"final_review", route::kFindings},
-    {"final_review", route::kBlocked},
-    {"repair_bundle", route::kDone},
-    {"repair_bundle", route::kExhausted},
-    {"repair_bundle", route::kBlocked},
-    {"repair_bundle", route::kReplan},
-    {"documentation_review", route::kDone},
-    {"documentation_review", route::kDoneWithConcerns},
-    {"documentation_review", route::kBlocked},
-    {"documentation_review", route::kDiscussBlocked},
-    {"documentation_review", route::kDiscussRevise},
     {"write_tdd", route::kDone},
     {"write_tdd", route::kNeedsContext},
     {"write_tdd", route::kBlocked},

@@ -29,4 +29,26 @@ Schema shipped_state_schema() {
   return must(Schema::load(state_schema_path(source_dir() + "/skill")), "the state schema");
 }
 
+std::string edited_graph_text(const GraphEdits& edits) {
+  std::string text(Graph::snapshot_text());
+  for (const auto& [from, to] : edits) {
+    auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at == std::string::npos) continue;
+    EXPECT_EQ(text.find(from, at + 1), std::string::npos) << "ambiguous: " << from;
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+GraphEdits second_review_edits() {
+  return {{"      approved: documentation_review\n", "      approved: second_review\n"},
+          {"      - documentation_review\n", "      - second_review\n      - documentation_review\n"},
+          {"  documentation_review:\n    owner: documentation-reviewer\n",
+           "  second_review:\n    owner: code-reviewer\n    type: agent\n"
+           "    dispatched_by: tech-lead\n    routes:\n      approved: documentation_review\n"
+           "      findings: repair_bundle\n      blocked: blocker_recovery\n\n"
+           "  documentation_review:\n    owner: documentation-reviewer\n"}};
+}
+
 }  // namespace devgraph::test

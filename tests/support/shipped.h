@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -18,6 +19,14 @@ namespace devgraph::test {
 
 Graph shipped_graph();
 Schema shipped_state_schema();
+
+// Edits of the shipped GRAPH.yaml's text: each `from` must be there once.
+using GraphEdits = std::vector<std::pair<std::string, std::string>>;
+std::string edited_graph_text(const GraphEdits& edits);
+// A second review: final_review's approval leads to `second_review`, a
+// code reviewer's node with a review's routes, and from there to the
+// documentation review.
+GraphEdits second_review_edits();
 
 // Crash points that only record the names reached ("commit:b1/T2").
 class RecordingCrashPoints final : public bundle::CrashPoints {

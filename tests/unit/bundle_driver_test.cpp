@@ -1121,6 +1121,7 @@ const Mutation kSkipDocs{
      {"      - create_pr\n", "      - unused_docs\n      - create_pr\n"}}};
 const Mutation kOneVerifier{"verify with one verifier",
                             {{"owner: [tester, adversarial-tester]", "owner: [tester]"}}};
+const Mutation kSecondReview{"a second review node", test::second_review_edits()};
 const Mutation kRecoveryBudget{
     "recovery budgets changed",
     {{"    policy: retry_safe_transient_failures_then_human\n    guards:\n      max_retries: 2\n",
@@ -1148,14 +1149,14 @@ TEST_P(MutatedGraph, DeliversEndToEnd) {
     if (who.rfind("adversarial-tester", 0) == 0) adversarial += texts.size();
   }
   const std::string name = GetParam().name;
-  EXPECT_EQ(reviews, 1u) << name;
+  EXPECT_EQ(reviews, name == kSecondReview.name ? 2u : 1u) << name;
   EXPECT_EQ(docs, name == kToCreatePr.name || name == kSkipDocs.name ? 0u : 1u) << name;
   EXPECT_EQ(adversarial, name == kOneVerifier.name ? 0u : plan.size()) << name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Conformance, MutatedGraph,
                          ::testing::Values(kToCreatePr, kSkipDocs, kOneVerifier,
-                                           kRecoveryBudget),
+                                           kSecondReview, kRecoveryBudget),
                          [](const auto& p) {
                            std::string n;
                            for (char c : std::string(p.param.name))

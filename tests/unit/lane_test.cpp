@@ -38,6 +38,38 @@ TEST(LaneConformance, EveryRouteTheEngineTakesIsARouteOfThatNodeInTheGraph) {
   }
 }
 
+TEST(LaneConformance, EveryRouteTheBundleLaneTakesByKindIsARouteOfANodeOfThatKind) {
+  Graph g = test::shipped_graph();
+  for (const auto& use : lane::kBundleRoutesTaken) {
+    bool found = false;
+    for (const auto& name : g.lane("bundle")->nodes) {
+      if (lane::node_kind(g, name) != use.kind) continue;
+      for (const auto& [route, target] : g.node(name)->routes) found |= route == use.route;
+    }
+    EXPECT_TRUE(found) << lane::node_kind_name(use.kind) << " has no route " << use.route;
+  }
+}
+
+// A second review node, with the code reviewer, takes a review's routes.
+TEST(LaneConformance, ASecondReviewNodeTakesTheRoutesOfAReview) {
+  auto g = Graph::parse(test::edited_graph_text(test::second_review_edits()), "GRAPH.yaml");
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(check_graph(*g), std::vector<std::string>{});
+  lane::Walker w(*g);
+  auto after_first = w.next("final_review", lane::route::kApproved);
+  ASSERT_TRUE(after_first) << after_first.error().message;
+  EXPECT_EQ(*after_first, "second_review");
+  auto after_second = w.next("second_review", lane::route::kApproved);
+  ASSERT_TRUE(after_second) << after_second.error().message;
+  EXPECT_EQ(*after_second, "documentation_review");
+  EXPECT_EQ(*w.next("second_review", lane::route::kFindings), "repair_bundle");
+  // A route the engine takes at no review stays refused there.
+  auto passed = w.next("second_review", lane::route::kPassed);
+  ASSERT_FALSE(passed);
+  EXPECT_EQ(passed.error().message,
+            "the engine does not take route passed at second_review (lane/routes.h)");
+}
+
 TEST(LaneConformance, EveryEventTheEngineWritesIsInTheVocabulary) {
   Graph g = test::shipped_graph();
   for (auto e : lane::kEventsWritten) EXPECT_TRUE(g.has_event(e)) << e;

@@ -1,12 +1,12 @@
 // A bundle node's kind comes from what GRAPH.yaml declares about it, never
 // from its name.
-#include "bundle/node_kind.h"
+#include "lane/node_kind.h"
 
 #include <gtest/gtest.h>
 
 #include "support/shipped.h"
 
-namespace devgraph::bundle {
+namespace devgraph::lane {
 namespace {
 
 TEST(NodeKind, TheShippedBundleLaneIsReadFromTypeOwnerAndRoutes) {
@@ -19,6 +19,8 @@ TEST(NodeKind, TheShippedBundleLaneIsReadFromTypeOwnerAndRoutes) {
   EXPECT_EQ(node_kind(g, "documentation_review"), NodeKind::docs);
   EXPECT_EQ(node_kind(g, "create_pr"), NodeKind::deliver);
   EXPECT_EQ(node_kind(g, "no_such_node"), NodeKind::unknown);
+  // The task lane's developer node is no bundle repair.
+  EXPECT_EQ(node_kind(g, "implement"), NodeKind::unknown);
 }
 
 TEST(NodeKind, ARenamedNodeOfAnotherPersonaWithAnApprovedRouteIsAReview) {
@@ -26,6 +28,9 @@ TEST(NodeKind, ARenamedNodeOfAnotherPersonaWithAnApprovedRouteIsAReview) {
   const std::string from = "  final_review:\n    owner: code-reviewer\n";
   ASSERT_NE(text.find(from), std::string::npos);
   text.replace(text.find(from), from.size(), "  second_look:\n    owner: critic\n");
+  const std::string listed = "      - final_review\n";
+  ASSERT_NE(text.find(listed), std::string::npos);
+  text.replace(text.find(listed), listed.size(), "      - second_look\n");
   auto g = Graph::parse(text, "GRAPH.yaml");
   ASSERT_TRUE(g.ok()) << g.error().message;
   EXPECT_EQ(node_kind(*g, "second_look"), NodeKind::review);
@@ -33,4 +38,4 @@ TEST(NodeKind, ARenamedNodeOfAnotherPersonaWithAnApprovedRouteIsAReview) {
 }
 
 }  // namespace
-}  // namespace devgraph::bundle
+}  // namespace devgraph::lane

@@ -13,15 +13,16 @@
 
 #include "graph/graph.h"
 
-namespace devgraph::bundle {
+namespace devgraph::lane {
 
 enum class NodeKind { plan, schedule, verify, review, repair, docs, deliver, unknown };
 
 // `node`'s kind in `graph`'s bundle lane; unknown for a node the graph
-// does not declare, or declares with nothing the bundle driver can run.
+// does not declare, a node of another lane, or one declared with nothing
+// the bundle driver can run.
 NodeKind node_kind(const Graph& graph, std::string_view node);
 
 // The kind's name, for messages.
 std::string_view node_kind_name(NodeKind kind);
 
-}  // namespace devgraph::bundle
+}  // namespace devgraph::lane

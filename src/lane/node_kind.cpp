@@ -1,8 +1,8 @@
-#include "bundle/node_kind.h"
+#include "lane/node_kind.h"
 
 #include <algorithm>
 
-namespace devgraph::bundle {
+namespace devgraph::lane {
 namespace {
 
 bool has_route(const GraphNode& n, std::string_view route) {
@@ -15,7 +15,7 @@ bool has_route(const GraphNode& n, std::string_view route) {
 NodeKind node_kind(const Graph& graph, std::string_view node) {
   const GraphNode* n = graph.node(node);
   const GraphLane* lane = graph.lane("bundle");
-  if (!n || !lane) return NodeKind::unknown;
+  if (!n || !lane || graph.lane_of(node) != lane) return NodeKind::unknown;
   if (node == lane->complete_at) return NodeKind::deliver;
   if (n->type == "scheduler") return NodeKind::schedule;
   if (n->type == "deterministic") return has_route(*n, "passed") ? NodeKind::verify : NodeKind::unknown;
@@ -43,4 +43,4 @@ std::string_view node_kind_name(NodeKind kind) {
   return "unknown";
 }
 
-}  // namespace devgraph::bundle
+}  // namespace devgraph::lane
