@@ -95,17 +95,18 @@ for i in $(seq 1 "$runs"); do
   results+=("$(one_run "$work/r$i")")
 done
 
-python3 - "$max_bundles" "${results[@]}" <<'PY'
+# Every issue's misbehaviour is one devgraph is meant to recover from.
+recoverable=$(grep -c . "$suite/issues.txt")
+python3 - "$max_bundles" "$recoverable" "${results[@]}" <<'PY'
 import json, statistics, sys
-max_bundles = int(sys.argv[1])
-runs = [json.loads(r) for r in sys.argv[2:]]
-recoverable = 10  # bench/autonomy/README.md: every bundle's misbehaviour is one devgraph recovers
+max_bundles, recoverable = int(sys.argv[1]), int(sys.argv[2])
+runs = [json.loads(r) for r in sys.argv[3:]]
 for i, r in enumerate(runs, 1):
     print(f"run {i}: exit {r['exit']} ({r['status']}), {r['wall_ms'] / 1000:.2f} s, load {r['load']} at the start")
     for reason in r["reasons"]:
         print(f"  waits for a person: {reason}")
     for w in r["wrong"]:
-        print(f"  committed outside every footprint: {w}")
+        print(f"  wrong commit: {w}")
 last = runs[-1]
 walls = [r["wall_ms"] for r in runs]
 print(f"bundles: {last['bundles']}, {max_bundles} at a time")
