@@ -18,6 +18,7 @@ namespace {
 
 constexpr const char* kLane = "task";
 constexpr const char* kRepairOwnerKey = "repair_owner";
+constexpr const char* kStraysSentBackKey = "strays_sent_back";
 // The task's check as its red step named it (the cursor's record).
 constexpr const char* kCheckKey = "check_commands";
 constexpr const char* kCheckArtifactsKey = "check_artifacts";
@@ -408,7 +409,7 @@ Status TaskLane::on_joined(TaskRun& t, const PersonaResult& last) {
 
 Status TaskLane::start_repair(TaskRun& t, std::vector<std::string> findings, Json detail,
                               const std::string& lead, std::string_view from_route,
-                              const std::string& owner, std::string_view event) {
+                              const std::string& owner, std::string_view event, Json merge) {
   ++t.repairs;
   DG_TRY(auto target,
          run_.walker.follow(kLane, t.node, from_route, run_.journal.previous_node(t.id)));
@@ -417,8 +418,10 @@ Status TaskLane::start_repair(TaskRun& t, std::vector<std::string> findings, Jso
       findings.begin(), findings.begin() + std::min<size_t>(10, findings.size()));
   detail["owner"] = owner;
   DG_CHECK(write_file_atomic(run_.layout.task_findings(t.id), join(findings, "\n") + "\n"));
-  DG_CHECK(run_.journal.move(t.id, target, event,
-                             Json{{"repairs", t.repairs}, {kRepairOwnerKey, owner}}, detail));
+  if (!merge.is_object()) merge = Json::object();
+  merge["repairs"] = t.repairs;
+  merge[kRepairOwnerKey] = owner;
+  DG_CHECK(run_.journal.move(t.id, target, event, merge, detail));
   t.node = target;
   if (t.repairs > run_.walker.max_cycles(target)) {
     // The repair budget is spent and the findings are still there.
@@ -516,6 +519,8 @@ Status TaskLane::quarantine_strays(TaskRun& t, const std::vector<std::string>& p
 }
 
 // The footprint check, narrowed to the changes that can be this task's:
+// - paths in the footprint of another task in flight, waiting, or not
+//   started yet are left for that task;
 // - paths another task is held on: a task stopped by a FOOTPRINT_VIOLATION
 //   keeps its stray writes in the worktree for a human; they are never
 //   committed by another task, nor its violation;
@@ -534,7 +539,13 @@ Expected<TaskLane::CommitCheck> TaskLane::footprint_check(const std::string& id,
                                                           const std::vector<std::string>& others,
                                                           bool take_strays) {
   DG_TRY(auto changes, run_.git.status());
-  DG_TRY(auto r, schedule::classify_changes(plan_, id, others, changes));
+  // A task not started yet still claims its footprint: a write there by
+  // this task's writers is left for it, never committed here nor taken
+  // into this task's footprint.
+  std::vector<std::string> claimants = others;
+  for (const auto& [oid, o] : tasks_)
+    if (o.stage == Stage::none && oid != id) claimants.push_back(oid);
+  DG_TRY(auto r, schedule::classify_changes(plan_, id, claimants, changes));
   std::set<std::string> held;
   for (const auto& [oid, o] : tasks_)
     if (oid != id) held.insert(o.held.begin(), o.held.end());
@@ -656,6 +667,32 @@ Status TaskLane::commit(TaskRun& t) {
       return false;
     }
     if (!check->strays.empty()) {
+      // A stray only this task's launches can have written goes back to
+      // its writer once: removed, or reported if the task needs it. What
+      // it keeps unreported, and every other stray, is quarantined.
+      const Json cursor = run_.journal.task_cursor(t.id);
+      std::vector<std::string> sent = json_str_list(cursor, kStraysSentBackKey);
+      std::vector<std::string> back;
+      for (const auto& p : check->strays)
+        if (strays_.attributed_to(p) == t.id &&
+            std::find(sent.begin(), sent.end(), p) == sent.end())
+          back.push_back(p);
+      if (!back.empty()) {
+        std::vector<std::string> findings;
+        for (const auto& p : back)
+          findings.push_back(p + ": a new file outside every task's footprint, reported by no "
+                                 "writer of " + t.id);
+        sent.insert(sent.end(), back.begin(), back.end());
+        DG_CHECK(start_repair(
+            t, findings, Json{{"strays", back}},
+            "Your launches left files outside every task's footprint and did not report them. "
+            "Remove each one, or, if the task needs it, list it in your answer's artifacts "
+            "(a file kept unreported is moved out of the worktree into the bundle's "
+            "quarantine): ",
+            lane::route::kStrayWritten, implementer(t.id), lane::event::kStraySentBack,
+            Json{{kStraysSentBackKey, sent}}));
+        return false;
+      }
       DG_CHECK(quarantine_strays(t, check->strays));
       if (t.stage != Stage::active) return false;
     }

@@ -139,7 +139,8 @@ class TaskLane {
   Status start_repair(TaskRun& t, std::vector<std::string> findings, Json detail,
                       const std::string& lead, std::string_view from_route,
                       const std::string& owner,
-                      std::string_view event = lane::event::kConcernTriaged);
+                      std::string_view event = lane::event::kConcernTriaged,
+                      Json merge = Json());
   Status commit(TaskRun& t);
   // The evidence gates (bundle/evidence.h): the test writer's check, which
   // must fail at write_tdd and pass at verify.

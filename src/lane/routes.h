@@ -36,6 +36,9 @@ inline constexpr std::string_view kConcernsObservational = "concerns_observation
 inline constexpr std::string_view kFootprintViolation = "footprint_violation";
 // A repository hook refused a task's commit (git/git.h ErrorKind::hook).
 inline constexpr std::string_view kHookRejected = "hook_rejected";
+// A task's own launches left a file outside every footprint, unreported:
+// its writer is sent back once to remove it or report it.
+inline constexpr std::string_view kStrayWritten = "stray_written";
 inline constexpr std::string_view kExhausted = "exhausted";
 inline constexpr std::string_view kRecovered = "recovered";
 inline constexpr std::string_view kUnresolved = "unresolved";
@@ -106,6 +109,7 @@ inline constexpr RouteUse kRoutesTaken[] = {
     {"verify", route::kBlocked},
     {"commit_task", route::kFootprintViolation},
     {"commit_task", route::kHookRejected},
+    {"commit_task", route::kStrayWritten},
     {"repair_task", route::kDone},
     {"repair_task", route::kExhausted},
     {"repair_task", route::kBlocked},
@@ -152,6 +156,7 @@ inline constexpr std::string_view kFootprintViolation = "FOOTPRINT_VIOLATION";
 inline constexpr std::string_view kTaskRepairDone = "TASK_REPAIR_DONE";
 inline constexpr std::string_view kConcernTriaged = "CONCERN_TRIAGED";
 inline constexpr std::string_view kCommitHookRejected = "COMMIT_HOOK_REJECTED";
+inline constexpr std::string_view kStraySentBack = "STRAY_SENT_BACK";
 inline constexpr std::string_view kTasksComplete = "BUNDLE_TASKS_COMPLETE";
 inline constexpr std::string_view kVerifyPassed = "BUNDLE_VERIFY_PASSED";
 inline constexpr std::string_view kVerifyFailed = "BUNDLE_VERIFY_FAILED";
@@ -225,6 +230,7 @@ inline constexpr std::string_view kEventsWritten[] = {
     event::kTaskRepairDone,
     event::kConcernTriaged,
     event::kCommitHookRejected,
+    event::kStraySentBack,
     event::kTasksComplete,
     event::kVerifyPassed,
     event::kVerifyFailed,

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdlib>
 
 #include "skill/skill.h"
@@ -49,6 +50,33 @@ GraphEdits second_review_edits() {
            "    dispatched_by: tech-lead\n    routes:\n      approved: documentation_review\n"
            "      findings: repair_bundle\n      blocked: blocker_recovery\n\n"
            "  documentation_review:\n    owner: documentation-reviewer\n"}};
+}
+
+const std::vector<GraphMutation>& graph_mutations() {
+  static const std::vector<GraphMutation> all = {
+      {mutation::kToCreatePr.data(),
+       {{"      approved: documentation_review\n", "      approved: create_pr\n"}}},
+      {mutation::kSkipDocs.data(),
+       {{"      approved: documentation_review\n", "      approved: create_pr\n"},
+        {"      - documentation_review\n", ""},
+        {"  documentation_review:\n    owner: documentation-reviewer\n",
+         "  unused_docs:\n    owner: documentation-reviewer\n"},
+        {"      - create_pr\n", "      - unused_docs\n      - create_pr\n"}}},
+      {mutation::kOneVerifier.data(),
+       {{"owner: [tester, adversarial-tester]", "owner: [tester]"}}},
+      {mutation::kSecondReview.data(), second_review_edits()},
+      {mutation::kRecoveryBudget.data(),
+       {{"    policy: retry_safe_transient_failures_then_human\n    guards:\n      max_retries: 2\n",
+         "    policy: retry_safe_transient_failures_then_human\n    guards:\n      max_retries: 1\n"},
+        {"  max_repair_cycles: 3\n", "  max_repair_cycles: 1\n"}}},
+  };
+  return all;
+}
+
+std::string mutation_test_name(const GraphMutation& m) {
+  std::string n;
+  for (char c : std::string(m.name)) n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return n;
 }
 
 }  // namespace devgraph::test

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,27 @@ std::string edited_graph_text(const GraphEdits& edits);
 // code reviewer's node with a review's routes, and from there to the
 // documentation review.
 GraphEdits second_review_edits();
+
+// The conformance suite's edits of the shipped graph: each passes
+// `validate graph` and must run to delivery (the bundle driver's
+// Conformance/MutatedGraph in process, Autonomy's MutatedSkill through the
+// binary with --skill).
+struct GraphMutation {
+  const char* name;
+  GraphEdits edits;
+};
+namespace mutation {
+inline constexpr std::string_view kToCreatePr = "final_review straight to create_pr";
+inline constexpr std::string_view kSkipDocs = "skip documentation_review";
+inline constexpr std::string_view kOneVerifier = "verify with one verifier";
+inline constexpr std::string_view kSecondReview = "a second review node";
+inline constexpr std::string_view kRecoveryBudget = "recovery budgets changed";
+}  // namespace mutation
+// In that order (a function, so that a test's static registration may
+// take it).
+const std::vector<GraphMutation>& graph_mutations();
+// A mutation's name as a test name: letters and digits, others '_'.
+std::string mutation_test_name(const GraphMutation& m);
 
 // Crash points that only record the names reached ("commit:b1/T2").
 class RecordingCrashPoints final : public bundle::CrashPoints {

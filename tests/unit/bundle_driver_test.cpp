@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -62,6 +63,9 @@ class BundleDriver : public ::testing::Test {
   std::map<std::string, std::vector<std::string>> extra_reports;
   // "persona task" -> the dispatch text of each launch, in order.
   std::map<std::string, std::vector<std::string>> dispatches;
+  // "persona task call" -> paths that launch deletes (after its writes;
+  // calls count from 1).
+  std::map<std::string, std::vector<std::string>> removes;
 
   void SetUp() override {
     // A task's check (`sh tests/<task>.sh`) fails until the developer has
@@ -97,6 +101,8 @@ class BundleDriver : public ::testing::Test {
     dispatches[req.persona + " " + task].push_back(req.dispatch);
     auto it = scripted.find(req.persona + " " + task + " " + std::to_string(call));
     for (const auto& p : extra_writes[req.persona + " " + task]) write(p, "extra\n");
+    for (const auto& p : removes[req.persona + " " + task + " " + std::to_string(call)])
+      std::filesystem::remove(worktree + "/" + p);
     if (it != scripted.end()) return it->second;
     Json out = unscripted(req, task);
     for (const auto& a : extra_reports[req.persona + " " + task]) out["artifacts"].push_back(a);
@@ -490,7 +496,7 @@ std::map<std::string, Json> quarantined_in(const std::string& run_dir) {
   return out;
 }
 
-TEST_F(BundleDriver, AnUnreportedScratchFileWithNothingElseInFlightIsQuarantinedAndTheBundleGoesOn) {
+TEST_F(BundleDriver, AnUnreportedScratchFileIsSentBackOnceThenQuarantinedAndTheBundleGoesOn) {
   plan = {{"T1", {}, {}}};
   extra_writes["developer T1"] = {"notes/stray.md"};
   auto l = launcher();
@@ -499,6 +505,20 @@ TEST_F(BundleDriver, AnUnreportedScratchFileWithNothingElseInFlightIsQuarantined
   EXPECT_TRUE(of("FOOTPRINT_VIOLATION").empty());
   EXPECT_TRUE(of("AWAITING_HUMAN").empty());
   EXPECT_EQ(task("T1")["status"], "complete");
+  // Only T1's launches ran as it appeared: its writer is asked once to
+  // remove it or report it, with the path fenced as data.
+  auto back = of("STRAY_SENT_BACK", "T1");
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0]["strays"], Json::array({"notes/stray.md"}));
+  EXPECT_EQ(back[0]["lane_to"], "repair_task");
+  ASSERT_EQ(dispatches["developer T1"].size(), 2u);
+  EXPECT_NE(dispatches["developer T1"][1].find("Remove each one, or, if the task needs it"),
+            std::string::npos);
+  EXPECT_NE(dispatches["developer T1"][1].find("notes/stray.md: a new file outside every task's "
+                                                "footprint, reported by no writer of T1"),
+            std::string::npos)
+      << dispatches["developer T1"][1];
+  // It wrote the file again and did not report it: quarantined now.
   // Moved, bytes and all, out of the worktree into the bundle's quarantine,
   // attributed to the one task whose launches ran as it appeared.
   auto kept = quarantined_in(run_dir);
@@ -521,6 +541,45 @@ TEST_F(BundleDriver, AnUnreportedScratchFileWithNothingElseInFlightIsQuarantined
   ASSERT_FALSE(dispatches["code-reviewer -"].empty());
   EXPECT_NE(dispatches["code-reviewer -"].back().find("notes/stray.md"), std::string::npos);
   EXPECT_NE(dispatches["code-reviewer -"].back().find("quarantine"), std::string::npos);
+}
+
+TEST_F(BundleDriver, AScratchFileItsWriterRemovesWhenSentBackIsNeitherQuarantinedNorCommitted) {
+  plan = {{"T1", {}, {}}};
+  // The first launch leaves the file; the second, sent back, tidies up.
+  removes["developer T1 2"] = {"notes/stray.md"};
+  auto l = test::FakeLauncher([this](const agents::LaunchRequest& r, int call) {
+    if (r.persona == "developer" && call == 1) write("notes/stray.md", "extra\n");
+    return persona(r, call);
+  });
+  auto out = drive(l);
+  EXPECT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  EXPECT_EQ(of("STRAY_SENT_BACK", "T1").size(), 1u);
+  EXPECT_TRUE(quarantined_in(run_dir).empty());
+  EXPECT_FALSE(path_exists(worktree + "/notes/stray.md"));
+  EXPECT_EQ(commits_of("T1"), 1u);
+  for (const auto& c : git.commits)
+    EXPECT_EQ(std::count(c.paths.begin(), c.paths.end(), "notes/stray.md"), 0) << c.message;
+}
+
+TEST_F(BundleDriver, AScratchFileItsWriterReportsWhenSentBackJoinsTheTasksFootprint) {
+  plan = {{"T1", {}, {}}};
+  extra_writes["developer T1"] = {"docs/T1-usage.md"};
+  scripted["developer T1 2"] =
+      answer("DONE", "the task needs its usage note",
+             {{"artifacts", Json::array({"src/T1.txt", "docs/T1-usage.md"})}});
+  auto l = launcher();
+  auto out = drive(l);
+  EXPECT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  EXPECT_EQ(of("STRAY_SENT_BACK", "T1").size(), 1u);
+  EXPECT_TRUE(quarantined_in(run_dir).empty());
+  bool taken = false;
+  for (const auto& c : git.commits)
+    taken |= c.message.find("Devgraph-Task: b1/T1\n") != std::string::npos &&
+             std::count(c.paths.begin(), c.paths.end(), "docs/T1-usage.md") == 1;
+  EXPECT_TRUE(taken);
+  auto ext = of("RECOVERED", "T1");
+  ASSERT_EQ(ext.size(), 1u);
+  EXPECT_EQ(ext[0]["footprint_extended"], Json::array({"docs/T1-usage.md"}));
 }
 
 TEST_F(BundleDriver, AScratchFileWrittenWhileTwoTasksRanIsQuarantinedAndBlamedOnNeither) {
@@ -1086,47 +1145,18 @@ TEST_F(BundleDriver, WithHooksOffNoHookRunsAndEveryTaskIsCommitted) {
 }
 
 // The graph runs whatever `validate graph` accepts: each edit of the
-// shipped GRAPH.yaml below passes check_graph and delivers end to end.
-struct Mutation {
-  const char* name;
-  std::vector<std::pair<std::string, std::string>> edits;  // text -> replacement, each once
-};
-
-std::string edited(std::string text, const Mutation& m) {
-  for (const auto& [from, to] : m.edits) {
-    auto at = text.find(from);
-    EXPECT_NE(at, std::string::npos) << m.name << ": " << from;
-    if (at == std::string::npos) continue;
-    EXPECT_EQ(text.find(from, at + 1), std::string::npos) << m.name << ": " << from;
-    text.replace(at, from.size(), to);
-  }
-  return text;
-}
+// shipped GRAPH.yaml (tests/support/shipped.h) passes check_graph and
+// delivers end to end.
+using Mutation = test::GraphMutation;
+namespace mutation = test::mutation;
 
 Graph mutated(const Mutation& m) {
-  auto g = Graph::parse(edited(std::string(Graph::snapshot_text()), m), "GRAPH.yaml");
+  auto g = Graph::parse(test::edited_graph_text(m.edits), "GRAPH.yaml");
   EXPECT_TRUE(g.ok()) << m.name << ": " << (g.ok() ? "" : g.error().message);
   if (!g.ok()) return test::shipped_graph();
   EXPECT_EQ(check_graph(*g), std::vector<std::string>()) << m.name;
   return *g;
 }
-
-const Mutation kToCreatePr{"final_review straight to create_pr",
-                           {{"      approved: documentation_review\n", "      approved: create_pr\n"}}};
-const Mutation kSkipDocs{
-    "skip documentation_review",
-    {{"      approved: documentation_review\n", "      approved: create_pr\n"},
-     {"      - documentation_review\n", ""},
-     {"  documentation_review:\n    owner: documentation-reviewer\n", "  unused_docs:\n    owner: documentation-reviewer\n"},
-     {"      - create_pr\n", "      - unused_docs\n      - create_pr\n"}}};
-const Mutation kOneVerifier{"verify with one verifier",
-                            {{"owner: [tester, adversarial-tester]", "owner: [tester]"}}};
-const Mutation kSecondReview{"a second review node", test::second_review_edits()};
-const Mutation kRecoveryBudget{
-    "recovery budgets changed",
-    {{"    policy: retry_safe_transient_failures_then_human\n    guards:\n      max_retries: 2\n",
-      "    policy: retry_safe_transient_failures_then_human\n    guards:\n      max_retries: 1\n"},
-     {"  max_repair_cycles: 3\n", "  max_repair_cycles: 1\n"}}};
 
 class MutatedGraph : public BundleDriver, public ::testing::WithParamInterface<Mutation> {
  protected:
@@ -1135,7 +1165,7 @@ class MutatedGraph : public BundleDriver, public ::testing::WithParamInterface<M
 
 TEST_P(MutatedGraph, DeliversEndToEnd) {
   // One blocked developer: recovery runs within the (changed) budget.
-  scripted["developer T1 0"] = answer("BLOCKED", "flaky", {{"blockers", Json::array({"flaky"})}});
+  scripted["developer T1 1"] = answer("BLOCKED", "flaky", {{"blockers", Json::array({"flaky"})}});
   auto l = launcher();
   auto out = drive(l);
   ASSERT_EQ(out.exit_code, kExitOk) << GetParam().name << ": " << out.result.dump();
@@ -1149,20 +1179,13 @@ TEST_P(MutatedGraph, DeliversEndToEnd) {
     if (who.rfind("adversarial-tester", 0) == 0) adversarial += texts.size();
   }
   const std::string name = GetParam().name;
-  EXPECT_EQ(reviews, name == kSecondReview.name ? 2u : 1u) << name;
-  EXPECT_EQ(docs, name == kToCreatePr.name || name == kSkipDocs.name ? 0u : 1u) << name;
-  EXPECT_EQ(adversarial, name == kOneVerifier.name ? 0u : plan.size()) << name;
+  EXPECT_EQ(reviews, name == mutation::kSecondReview ? 2u : 1u) << name;
+  EXPECT_EQ(docs, name == mutation::kToCreatePr || name == mutation::kSkipDocs ? 0u : 1u) << name;
+  EXPECT_EQ(adversarial, name == mutation::kOneVerifier ? 0u : plan.size()) << name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Conformance, MutatedGraph,
-                         ::testing::Values(kToCreatePr, kSkipDocs, kOneVerifier,
-                                           kSecondReview, kRecoveryBudget),
-                         [](const auto& p) {
-                           std::string n;
-                           for (char c : std::string(p.param.name))
-                             n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Conformance, MutatedGraph, ::testing::ValuesIn(test::graph_mutations()),
+                         [](const auto& p) { return test::mutation_test_name(p.param); });
 
 }  // namespace
 }  // namespace devgraph::bundle
