@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "support/run_scenario.h"
+#include "support/shipped.h"
 #include "support/test_util.h"
 #include "util/fs.h"
 #include "util/json.h"
@@ -232,12 +233,15 @@ class Autonomy : public ::testing::Test {
          {"AWAITING_HUMAN", "HUMAN_REQUIRED", "TECH_LEAD_BLOCKED", "RECOVERY_EXHAUSTED"})
       EXPECT_TRUE(of(type).empty()) << type;
     EXPECT_EQ(of("BRANCH_READY").size(), bundles);
-    auto v = devgraph({"validate", "run", run_dir});
+    std::vector<std::string> validate = {"validate", "run", run_dir};
+    if (!skill.empty()) validate.insert(validate.end(), {"--skill", skill});
+    auto v = devgraph(validate);
     EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
   }
 
   test::Scratch scratch;
   std::string suite, repo, ai_root, scenario, run_dir;
+  std::string skill;  // the skill directory a run was given, "" for the shipped one
   std::vector<Json> events;
   Json state;
 };
@@ -574,28 +578,54 @@ TEST_F(Autonomy, AWriteIntoAnInFlightTasksFileIsLeftToThatTaskAndBlamesNobody) {
 }
 
 // T1's developer writes into the marker of T2, which waits for T1 and has
-// not started, and reports it. The footprint check counts only the tasks
-// in flight, so nothing claims the path: T1's footprint is extended to
-// take it and T1's commit holds a file of T2's footprint. T2 then writes
-// its own marker over it. Delivered with no person, but with one file
-// committed by a task that does not own it: this is what devgraph does
-// today, not what it should (bench/autonomy/README.md).
-TEST_F(Autonomy, AReportedWriteIntoAPendingTasksFileIsCommittedByTheWriterToday) {
+// not started, and reports it. A task not started yet still claims its
+// footprint: the write is left in the worktree for T2, T1's commit holds
+// only T1's files, nothing is blamed and nobody is asked, and T2 commits
+// its own marker.
+TEST_F(Autonomy, AReportedWriteIntoAPendingTasksFileIsLeftForThatTask) {
   ASSERT_NO_FATAL_FAILURE(make_repository(1));
   use(two_task_scenario(shared_rules(), true));
   auto r = run();
-  ASSERT_NO_FATAL_FAILURE(expect_delivered_unattended(r, 1, {"b1/T1: src/b1-T2.txt"}));
-  auto violation = of("FOOTPRINT_VIOLATION", {{"task", "T1"}});
-  ASSERT_EQ(violation.size(), 1u);
-  EXPECT_EQ(violation[0]["outside"], Json::array({"src/b1-T2.txt"}));
-  EXPECT_EQ(violation[0]["conflicts"], Json::array());
-  auto recovered = of("RECOVERED", {{"task", "T1"}});
-  ASSERT_EQ(recovered.size(), 1u);
-  EXPECT_EQ(recovered[0]["footprint_extended"], Json::array({"src/b1-T2.txt"}));
-  EXPECT_EQ(task_commit_files("b1", "T1"), "src/b1-T1.txt\nsrc/b1-T2.txt\ntests/b1-T1.sh\n");
+  ASSERT_NO_FATAL_FAILURE(expect_delivered_unattended(r, 1, {}));
+  EXPECT_TRUE(of("FOOTPRINT_VIOLATION").empty());
+  EXPECT_TRUE(of("RECOVERED", {{"task", "T1"}}).empty());
+  EXPECT_EQ(task_commit_files("b1", "T1"), "src/b1-T1.txt\ntests/b1-T1.sh\n");
   EXPECT_EQ(task_commit_files("b1", "T2"), "src/b1-T2.txt\ntests/b1-T2.sh\n");
   EXPECT_EQ(on_branch("b1", "src/b1-T2.txt"), "T2\n");
 }
+
+// The graph runs whatever `validate graph` accepts, through the binary:
+// each conformance edit of the shipped GRAPH.yaml (tests/support/shipped.h)
+// in a copy of the skill, `validate graph --skill` on it, then one bundle
+// delivered with no person by `devgraph run --skill`, with the reviews the
+// edited lane holds.
+class MutatedSkill : public Autonomy,
+                     public ::testing::WithParamInterface<test::GraphMutation> {};
+
+TEST_P(MutatedSkill, IsValidAndDeliversWithNoPerson) {
+  namespace mutation = test::mutation;
+  const std::string name = GetParam().name;
+  skill = scratch / "skill";
+  auto cp = test::run_process({"cp", "-R", test::source_dir() + "/skill", skill});
+  ASSERT_EQ(cp.exit_code, 0) << cp.err;
+  test::write_text(skill + "/GRAPH.yaml", test::edited_graph_text(GetParam().edits));
+  ASSERT_NO_FATAL_FAILURE(make_repository(1));
+  auto valid = devgraph({"validate", "graph", "--skill", skill});
+  ASSERT_EQ(valid.exit_code, 0) << name << ": " << valid.out << valid.err;
+
+  use(shared_rules());
+  auto r = run({"--skill", skill});
+  ASSERT_NO_FATAL_FAILURE(expect_delivered_unattended(r, 1));
+  EXPECT_EQ(dispatches("b1", "code-reviewer"), name == mutation::kSecondReview ? 2u : 1u) << name;
+  EXPECT_EQ(dispatches("b1", "documentation-reviewer"),
+            name == mutation::kToCreatePr || name == mutation::kSkipDocs ? 0u : 1u)
+      << name;
+  EXPECT_EQ(dispatches("b1", "adversarial-tester"), name == mutation::kOneVerifier ? 0u : 1u)
+      << name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Conformance, MutatedSkill, ::testing::ValuesIn(test::graph_mutations()),
+                         [](const auto& p) { return test::mutation_test_name(p.param); });
 
 }  // namespace
 }  // namespace devgraph
