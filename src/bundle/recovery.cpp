@@ -7,6 +7,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "bundle/delivery.h"
 #include "git/git.h"
 #include "lane/routes.h"
 #include "templates/render.h"
@@ -22,6 +23,8 @@ constexpr const char* kResearcherKey = "researcher_runs";
 constexpr const char* kResearchSchema = "contracts/research-answer.schema.json";
 constexpr int kGrepPerFile = 20;     // lines git grep gives per file
 constexpr size_t kGrepLines = 2000;  // lines of its answer read at most
+constexpr size_t kCommentsPerIssue = 50;  // comments read per issue, oldest first
+constexpr size_t kCommentBytes = 4096;   // of each comment
 constexpr std::chrono::seconds kGrepTimeout{30};
 
 // A question that names a path the worktree has ("docs/conventions.md").
@@ -71,6 +74,7 @@ std::vector<std::string> find_context(const std::vector<std::string>& missing,
     lines.push_back(SourceLine{Source::history, "commit " + c.substr(0, sp), 0,
                                sp == std::string::npos ? "" : c.substr(sp + 1)});
   }
+  lines.insert(lines.end(), src.issue_comments.begin(), src.issue_comments.end());
   for (const auto& [who, text] : src.sibling_results) add(Source::artifact, who, text);
 
   std::vector<std::string> out;
@@ -135,6 +139,35 @@ ContextSources gather_context(BundleRun& run, const std::vector<std::string>& mi
         src.branch_commits.push_back(line);
   }
   src.searched.push_back(std::to_string(src.branch_commits.size()) + " commits");
+  // The bundle's issues' comments, for GitHub issues (a local issue has
+  // none: its text is in the spec). A failed call is said, never fatal.
+  const Json& state = run.journal.state();
+  const std::string kind = state.contains("intake") && state["intake"].is_object()
+                               ? json_str(state["intake"], "issues", run.ctx.delivery)
+                               : run.ctx.delivery;
+  if (kind == "github") {
+    size_t comments = 0;
+    std::vector<std::string> failed;
+    for (const auto& n : bundle_issues(state, run.bundle())) {
+      auto got = run.gh.issue_comments(std::stoll(n));
+      if (!got) {
+        failed.push_back("#" + n + ": " + clip(got.error().message, 100));
+        continue;
+      }
+      size_t k = 0;
+      for (const auto& c : *got) {
+        if (++k > kCommentsPerIssue) break;
+        ++comments;
+        std::string where = "issue #" + n + ", comment " + std::to_string(k) +
+                            (c.author.empty() ? std::string() : " by @" + c.author);
+        auto more = lines_of(Source::issue, where, clip(c.body, kCommentBytes));
+        src.issue_comments.insert(src.issue_comments.end(), more.begin(), more.end());
+      }
+    }
+    src.searched.push_back(std::to_string(comments) + " issue comments" +
+                           (failed.empty() ? std::string()
+                                           : " (not read: " + join(failed, "; ") + ")"));
+  }
   src.sibling_results = std::move(results);
   src.searched.push_back(std::to_string(src.sibling_results.size()) + " saved results");
   return src;

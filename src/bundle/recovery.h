@@ -72,6 +72,8 @@ struct ContextSources {
   // The tracked files' lines `git grep` found for the questions' terms.
   std::vector<SourceLine> repository;
   std::vector<std::string> branch_commits;  // "<hash> <subject>"
+  // The lines of the bundle's GitHub issues' comments (untrusted text).
+  std::vector<SourceLine> issue_comments;
   // Other tasks' saved results: (the result file, summary and evidence).
   std::vector<std::pair<std::string, std::string>> sibling_results;
   // What was searched, in order, for the event and for a person.
@@ -81,8 +83,10 @@ struct ContextSources {
 // The sources for `missing`: the task's brief (when `task` is set), the
 // bundle's spec and plan, the named paths that exist in the worktree (never
 // one outside it), the tracked files' lines that mention the questions'
-// terms (`git grep`, bounded), the history's commit subjects, and `results`
-// (other tasks' saved results).
+// terms (`git grep`, bounded), the history's commit subjects, the comments
+// on the bundle's GitHub issues (`gh issue view --json comments`, at most
+// 50 an issue, each cut at 4 KB; a call that fails is named in `searched`),
+// and `results` (other tasks' saved results).
 ContextSources gather_context(BundleRun& run, const std::vector<std::string>& missing,
                               std::vector<std::pair<std::string, std::string>> results,
                               const std::optional<std::string>& task = std::nullopt);

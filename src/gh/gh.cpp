@@ -195,6 +195,19 @@ Expected<Review> review_of(const ListReader& in) {
   return review;
 }
 
+Expected<IssueComment> comment_of(const ListReader& in) {
+  DG_CHECK(in.object());
+  IssueComment comment;
+  DG_TRY(const Json* author, in.field("author"));
+  if (author->is_object() && author->contains("login") && author->at("login").is_string())
+    comment.author = author->at("login").get<std::string>();
+  else if (!author->is_null())
+    return in.bad("whose \"author\" is neither null nor an object with a \"login\": " +
+                  one_line(*author));
+  DG_TRY(comment.body, in.str("body"));
+  return comment;
+}
+
 // A label gh would misread: empty, a flag, or several labels in one.
 bool misread_label(const std::string& label) {
   return label.empty() || has_leading_dash(label) ||
@@ -372,6 +385,34 @@ class RealGh final : public Gh {
       reviews.push_back(std::move(review));
     }
     return reviews;
+  }
+
+  Expected<std::vector<IssueComment>> issue_comments(long long number) override {
+    if (number <= 0)
+      return error_of(kBadRequest, "gh issue view: not an issue number: " + std::to_string(number));
+    const std::string n = std::to_string(number);
+    const std::string what = "gh issue view " + n + " --json comments";
+    DG_TRY(auto r, run({"issue", "view", n, "--json", "number,comments"}, what));
+    if (r.exit_code != 0) return error_of(kFailed, what + " failed: " + refusal(r));
+    auto j = parse_json(r.out, what);
+    if (!j) return error_of(kMalformed, j.error().message);
+    if (!j->is_object())
+      return error_of(kMalformed,
+                      what + " answered something other than an object: " + one_line(*j));
+    if (!j->contains("number") || !j->at("number").is_number_integer())
+      return error_of(kMalformed, what + " answered without a \"number\"");
+    if (j->at("number").get<long long>() != number)
+      return error_of(kMalformed, what + " answered about #" +
+                                      std::to_string(j->at("number").get<long long>()));
+    if (!j->contains("comments") || !j->at("comments").is_array())
+      return error_of(kMalformed, what + " answered without a \"comments\" array");
+    const Json& items = j->at("comments");
+    std::vector<IssueComment> comments;
+    for (size_t i = 0; i < items.size(); ++i) {
+      DG_TRY(auto c, comment_of(ListReader(items[i], i, what, "a comment")));
+      comments.push_back(std::move(c));
+    }
+    return comments;
   }
 
   Expected<std::string> pr_diff(long long number) override {

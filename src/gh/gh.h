@@ -92,6 +92,12 @@ struct Review {
   std::string body;    // untrusted text
 };
 
+// One comment on an issue (`gh issue view --json comments`).
+struct IssueComment {
+  std::string author;  // author.login; "" when GitHub gives none
+  std::string body;    // untrusted text
+};
+
 struct NewIssue {
   std::string title;
   std::string body_file;  // a file holding the body (gh reads it)
@@ -156,6 +162,12 @@ class Gh {
   // first (gh's order); an answer about another pull request, or a review
   // whose state is none of Review's, is kMalformed.
   virtual Expected<std::vector<Review>> pr_reviews(long long number) = 0;
+
+  // `gh issue view <number> --json number,comments`: the issue's comments,
+  // oldest first (gh's order); an answer about another issue, or a comment
+  // without a string body, is kMalformed. A number below 1 is kBadRequest,
+  // and gh is not run.
+  virtual Expected<std::vector<IssueComment>> issue_comments(long long number) = 0;
 
   // `gh pr diff <number>`: the pull request's diff, at most kMaxTextBytes
   // (a longer one is cut, with a last line saying so: bounded_diff). An

@@ -1119,6 +1119,42 @@ TEST_F(RunGithub, AMergedPullRequestsWorktreeWithACommitNeverPushedIsPreservedWi
   expect_replays_cleanly(res);
 }
 
+// A planner's question in its own words that only a comment on the GitHub
+// issue answers: context recovery reads the issue's comments (`gh issue
+// view --json comments`) and hands the planner the comment's line; the
+// planner, told, plans, and the pull request is opened with no person.
+TEST_F(RunGithub, APlannersQuestionAnIssueCommentAnswersIsAnsweredFromTheComment) {
+  Json asks = {{"call", 1},
+               {"result",
+                {{"status", "NEEDS_CONTEXT"},
+                 {"summary", "which date format?"},
+                 {"evidence", Json::array()},
+                 {"missing_context", Json::array({"Which date format should the report use?"})}}}};
+  Json sc = test::one_task_scenario(test::OneTaskScenario{0, std::nullopt, asks, {}});
+  // The plan comes only once the comment's line is in the prompt.
+  sc["personas"]["planner"][1]["dispatch_contains"] = "issue #1, comment 2 by @ann";
+  test::write_text(scenario, dump_py(sc, 2));
+  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  test::write_text(gh_dir + "/issue-1.comments.json",
+                   dump_py(Json::array(
+                       {{{"author", {{"login", "bob"}}}, {"body", "+1, thanks"}},
+                        {{"author", {{"login", "ann"}}},
+                         {"body", "Dates in the report: ISO 8601 (YYYY-MM-DD)."}}})) +
+                       "\n");
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  EXPECT_EQ(res["status"], "COMPLETE");
+  EXPECT_TRUE(res["human_required"].empty()) << dump_py(res["human_required"]);
+  EXPECT_EQ(count_prefixed(gh_calls(), "pr\tcreate\t"), 1u) << gh_calls();
+  EXPECT_GE(count_prefixed(gh_calls(), "issue\tview\t1\t--json\tnumber,comments"), 1u)
+      << gh_calls();
+  EXPECT_FALSE(prompts_holding(res, "b1",
+                               "issue #1, comment 2 by @ann:1: Dates in the report: ISO 8601")
+                   .empty());
+  expect_replays_cleanly(res);
+}
+
 // The merge policy is GRAPH.yaml's `delivery.github.merge`: set to
 // auto_when_checks_pass, the pull request is asked to merge itself once its
 // checks pass, without a flag; `--merge-policy never` on a fresh run of the

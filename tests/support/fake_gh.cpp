@@ -168,6 +168,16 @@ Expected<std::vector<gh::Review>> FakeGh::pr_reviews(long long number) {
   return unknown_pr("gh pr view " + std::to_string(number) + " --json reviews", number);
 }
 
+Expected<std::vector<gh::IssueComment>> FakeGh::issue_comments(long long number) {
+  calls.push_back("issue_comments " + std::to_string(number));
+  if (auto e = take(comment_failures)) return *e;
+  if (number <= 0)
+    return fail(gh::kBadRequest, "gh issue view: not an issue number: " + std::to_string(number));
+  auto it = issue_comment_lists.find(number);
+  if (it != issue_comment_lists.end()) return it->second;
+  return std::vector<gh::IssueComment>();
+}
+
 Expected<std::string> FakeGh::pr_diff(long long number) {
   calls.push_back("pr_diff " + std::to_string(number));
   if (auto e = take(diff_failures)) return *e;

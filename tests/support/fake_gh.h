@@ -69,7 +69,7 @@ class FakeGh final : public gh::Gh {
   // One line per call, in order: "find_pr <branch>", "create_pr <base>
   // <head>", "enable_auto_merge <number>", "list_open_issues" or
   // "list_open_issues <label>", "list_open_prs", "pr_status <number>",
-  // "list_merged_prs", "pr_reviews <number>", "pr_diff <number>",
+  // "list_merged_prs", "pr_reviews <number>", "issue_comments <number>", "pr_diff <number>",
   // "failed_job_log <link>", "ensure_label <name>", "create_issue
   // <title>", "list_labeled_issues <label>".
   std::vector<std::string> calls;
@@ -105,6 +105,9 @@ class FakeGh final : public gh::Gh {
   std::string now = "2026-11-05T08:00:00Z";
   std::deque<Error> merged_list_failures;   // list_merged_prs
   std::deque<Error> review_failures;        // pr_reviews
+  // Each issue's comments, oldest first; an issue with none answers [].
+  std::map<long long, std::vector<gh::IssueComment>> issue_comment_lists;
+  std::deque<Error> comment_failures;       // issue_comments
   std::deque<Error> diff_failures;          // pr_diff
   std::deque<Error> job_log_failures;       // failed_job_log
   std::deque<Error> label_failures;         // ensure_label
@@ -122,6 +125,7 @@ class FakeGh final : public gh::Gh {
   Expected<gh::PrStatus> pr_status(long long number) override;
   Expected<std::vector<gh::MergedPr>> list_merged_prs() override;
   Expected<std::vector<gh::Review>> pr_reviews(long long number) override;
+  Expected<std::vector<gh::IssueComment>> issue_comments(long long number) override;
   Expected<std::string> pr_diff(long long number) override;
   Expected<std::string> failed_job_log(const std::string& check_link) override;
   Status ensure_label(const std::string& name, const std::string& color,

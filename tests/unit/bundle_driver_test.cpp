@@ -54,6 +54,8 @@ class BundleDriver : public ::testing::Test {
   test::RecordingCrashPoints crash;
   test::FakeGh gh;
   std::string delivery = "local";
+  // The bundle's issues, as the orchestrator records them.
+  std::vector<long long> bundle_issues;
   std::vector<PlanTask> plan = {{"T1", {}, {}}, {"T2", {}, {}}, {"T3", {"T1"}, {}}};
   // "persona task call" -> the answer that call gives instead of DONE.
   std::map<std::string, Json> scripted;
@@ -83,7 +85,9 @@ class BundleDriver : public ::testing::Test {
     test::write_text(worktree + "/.git", "gitdir: " + (s / "repo/.git/worktrees/b1") + "\n");
     Json init = {{"delivery", delivery},
                  {"merge_policy", delivery == "github" ? "auto_when_checks_pass" : "never"},
-                 {"bundles", Json::array({{{"id", "b1"}, {"title", "three words"}}})}};
+                 {"bundles", Json::array({{{"id", "b1"},
+                                           {"title", "three words"},
+                                           {"issues", bundle_issues}}})}};
     ASSERT_TRUE(store.init({s / "repo", "main", init}).ok());
     git::FakeGit repo(s / "repo");
     auto started = start_bundle(store, graph, repo,
@@ -207,6 +211,53 @@ class GithubBundleDriver : public BundleDriver {
     BundleDriver::SetUp();
   }
 };
+
+class GithubIssueBundleDriver : public GithubBundleDriver {
+ protected:
+  void SetUp() override {
+    bundle_issues = {7};
+    GithubBundleDriver::SetUp();
+  }
+};
+
+// The planner's question in its own words is answered by a comment on the
+// bundle's GitHub issue: context recovery reads the issue's comments and
+// hands the planner the comment's line, fenced as data, with no person.
+TEST_F(GithubIssueBundleDriver, APlannersQuestionAnIssueCommentAnswersIsAnsweredFromIt) {
+  gh.issue_comment_lists[7] = {{"alice", "Thanks for taking this."},
+                               {"bob", "Dates in the report: ISO 8601 (YYYY-MM-DD)."}};
+  scripted["planner - 1"] =
+      answer("NEEDS_CONTEXT", "which date format?",
+             {{"missing_context", Json::array({"Which date format should the report use?"})}});
+  auto l = launcher();
+  auto out = drive(l);
+  ASSERT_EQ(out.exit_code, kExitOk) << out.result.dump();
+  EXPECT_GE(gh.count("issue_comments 7"), 1u);
+  ASSERT_EQ(dispatches["planner -"].size(), 2u);
+  EXPECT_NE(dispatches["planner -"][1].find(
+                "issue #7, comment 2 by @bob:1: Dates in the report: ISO 8601 (YYYY-MM-DD)."),
+            std::string::npos)
+      << dispatches["planner -"][1];
+  auto asked = of("NEEDS_CONTEXT");
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_NE(asked[0].dump().find("2 issue comments"), std::string::npos) << asked[0].dump();
+  EXPECT_TRUE(of("AWAITING_HUMAN").empty());
+}
+
+TEST_F(GithubIssueBundleDriver, IssueCommentsGhCannotReadAreNamedAndTheSearchGoesOn) {
+  gh.comment_failures.push_back(fail(ErrorKind::transient, "gh: HTTP 502"));
+  scripted["planner - 1"] =
+      answer("NEEDS_CONTEXT", "which colour?",
+             {{"missing_context", Json::array({"Which colour should the moon be?"})}});
+  auto l = launcher();
+  auto out = drive(l);
+  EXPECT_EQ(out.exit_code, kExitBlocked) << out.result.dump();
+  auto asked = of("NEEDS_CONTEXT");
+  ASSERT_FALSE(asked.empty());
+  EXPECT_NE(asked[0].dump().find("0 issue comments (not read: #7: gh: HTTP 502)"),
+            std::string::npos)
+      << asked[0].dump();
+}
 
 TEST_F(GithubBundleDriver, PushesOnceOpensOnePullRequestAndAsksForAutoMergeOnce) {
   auto l = launcher();

@@ -97,6 +97,17 @@ TEST(Recovery, AQuestionInAPersonasOwnWordsFindsTheLineThatAnswersIt) {
   EXPECT_EQ(p[0], "- docs/conventions.md:5: Dates in reports use ISO 8601 (YYYY-MM-DD).");
 }
 
+TEST(Recovery, AQuestionAnIssueCommentAnswersPointsAtTheComment) {
+  ContextSources src;
+  src.issue_comments = lines_of(Source::issue, "issue #7, comment 2 by @alice",
+                                "Thanks!\nThe report's dates: ISO 8601, please (YYYY-MM-DD).\n");
+  auto p = find_context({"Which date format should the report use?"}, src);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0],
+            "- issue #7, comment 2 by @alice:2: The report's dates: ISO 8601, please "
+            "(YYYY-MM-DD).");
+}
+
 TEST(Recovery, AResearchersPointersCountOnlyWhereTheFileHasTheLine) {
   test::Scratch s;
   test::write_text(s / "docs/brand.md", "# Brand\n\nPrimary: #ff0000\n");

@@ -765,6 +765,48 @@ TEST(Gh, PrReviewsRunsPrViewForReviewsAndReadsThemInGhsOrder) {
   EXPECT_TRUE(none->empty());
 }
 
+TEST(Gh, IssueCommentsRunIssueViewAndAreReadInGhsOrder) {
+  Fixture f;
+  Json answer = {{"number", 7},
+                 {"comments", Json::array({{{"author", {{"login", "ann"}}},
+                                            {"authorAssociation", "MEMBER"},
+                                            {"body", "Dates: ISO 8601 $(please)\n"},
+                                            {"createdAt", "2026-11-04T10:00:00Z"}},
+                                           {{"author", nullptr}, {"body", "gone"}}})}};
+  f.runner.exits(0, dump_py(answer) + "\n");
+  auto comments = f.gh->issue_comments(7);
+  ASSERT_TRUE(comments.ok()) << comments.error().message;
+  ASSERT_EQ(f.runner.specs.size(), 1u);
+  EXPECT_EQ(f.runner.specs[0].argv,
+            (Argv{"gh", "issue", "view", "7", "--json", "number,comments"}));
+  ASSERT_EQ(comments->size(), 2u);
+  EXPECT_EQ((*comments)[0].author, "ann");
+  EXPECT_EQ((*comments)[0].body, "Dates: ISO 8601 $(please)\n");
+  EXPECT_EQ((*comments)[1].author, "");
+
+  for (std::string bad : {std::string(R"({"number": 8, "comments": []})"),
+                          std::string(R"({"number": 7})"),
+                          std::string(R"({"number": 7, "comments": [{"author": null}]})"),
+                          std::string(R"({"number": 7, "comments": [{"author": 3, "body": ""}]})"),
+                          std::string("[]")}) {
+    f.runner.exits(0, bad);
+    auto c = f.gh->issue_comments(7);
+    ASSERT_FALSE(c.ok()) << bad;
+    EXPECT_EQ(c.error().kind, kMalformed) << bad;
+    EXPECT_EQ(c.error().message.rfind("gh issue view 7 --json comments", 0), 0u)
+        << c.error().message;
+  }
+  f.runner.exits(1, "", "GraphQL: Could not resolve to an issue with the number of 9.\n");
+  auto refused = f.gh->issue_comments(9);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, kFailed);
+  size_t before = f.runner.specs.size();
+  auto none = f.gh->issue_comments(0);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().kind, kBadRequest);
+  EXPECT_EQ(f.runner.specs.size(), before) << "gh is not run for a number that is no issue";
+}
+
 TEST(Gh, PrReviewsMalformedAnswerIsAnError) {
   const Json good = gh_review({{"login", "ann"}}, "APPROVED", "ok");
   auto with = [&](const char* key, Json value) {
