@@ -1155,6 +1155,36 @@ TEST_F(RunGithub, APlannersQuestionAnIssueCommentAnswersIsAnsweredFromTheComment
   expect_replays_cleanly(res);
 }
 
+// The developer also leaves an unreported scratch file at the root, the
+// most common thing an agent leaves behind: sent back once, it leaves it
+// again, so it is moved into the bundle's quarantine with its bytes, kept
+// off the pushed branch, and named in the pull request's body.
+TEST_F(RunGithub, AScratchFileIsQuarantinedAndNamedInThePullRequestBody) {
+  Json sc = test::one_task_scenario(test::OneTaskScenario{0, std::nullopt, Json(), {}});
+  sc["personas"]["developer"].back()["files"].push_back(file("notes-T1.md", "- try the helper\n"));
+  test::write_text(scenario, dump_py(sc, 2));
+  write_issues("issues.json", Json::array({gh_issue(1, "alpha", {"devgraph"})}));
+  auto r = run();
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Json res = result_of(r);
+  expect_one_pr_per_bundle(res, {{"b1", {1}}});
+  const std::string bundle_dir = json_str(res, "run_dir") + "/bundles/b1";
+  EXPECT_EQ(test::slurp(bundle_dir + "/quarantine/files/notes-T1.md"), "- try the helper\n");
+  auto prs = pull_requests();
+  ASSERT_EQ(prs.size(), 1u);
+  const std::string& body = prs.begin()->second.body;
+  EXPECT_NE(body.find("Kept out of this pull request"), std::string::npos) << body;
+  EXPECT_NE(body.find("notes-T1.md"), std::string::npos) << body;
+  const std::string branch = prs.begin()->first;
+  EXPECT_EQ(git_out({"--git-dir", remote, "ls-tree", "-r", "--name-only", "refs/heads/" + branch},
+                    scratch.path())
+                .find("notes-T1.md"),
+            std::string::npos);
+  EXPECT_EQ(events_of(res, "STRAY_SENT_BACK").size(), 1u);
+  for (const auto& e : events_of(res, "FOOTPRINT_VIOLATION")) ADD_FAILURE() << dump_py(e);
+  expect_replays_cleanly(res);
+}
+
 // The merge policy is GRAPH.yaml's `delivery.github.merge`: set to
 // auto_when_checks_pass, the pull request is asked to merge itself once its
 // checks pass, without a flag; `--merge-policy never` on a fresh run of the
