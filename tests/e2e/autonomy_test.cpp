@@ -7,8 +7,11 @@
 // scenario's rules for every bundle and add one story of their own. Every
 // test asserts on the exit code, the RESULT_JSON line, state.json,
 // events.jsonl, `devgraph inbox` and git.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -38,12 +41,18 @@ class Autonomy : public ::testing::Test {
   }
 
   std::map<std::string, std::string> env() const {
-    return {{"AI_ROOT", ai_root},
-            {"GIT_AUTHOR_NAME", "t"},
-            {"GIT_AUTHOR_EMAIL", "t@example.invalid"},
-            {"GIT_COMMITTER_NAME", "t"},
-            {"GIT_COMMITTER_EMAIL", "t@example.invalid"},
-            {"NO_COLOR", "1"}};
+    std::map<std::string, std::string> e = {{"AI_ROOT", ai_root},
+                                            {"GIT_AUTHOR_NAME", "t"},
+                                            {"GIT_AUTHOR_EMAIL", "t@example.invalid"},
+                                            {"GIT_COMMITTER_NAME", "t"},
+                                            {"GIT_COMMITTER_EMAIL", "t@example.invalid"},
+                                            {"NO_COLOR", "1"}};
+    if (github) {
+      const char* path = std::getenv("PATH");
+      e["PATH"] = bin + ":" + (path ? path : "/usr/bin:/bin");
+      e["FAKE_GH_DIR"] = gh_dir;
+    }
+    return e;
   }
 
   std::string git(const std::vector<std::string>& args) {
@@ -73,6 +82,58 @@ class Autonomy : public ::testing::Test {
       ASSERT_EQ(r.exit_code, 0) << r.err;
       ASSERT_EQ(r.out, std::to_string(i + 1) + "\n");
     }
+  }
+
+  // The suite's repository with an origin on GitHub: a bare repository
+  // behind the URL, and the fake gh (tests/fixtures/bundle/fake-gh) first
+  // on PATH, serving the first `count` issues of issues.txt as open issues
+  // labelled devgraph (issue N becomes bundle bN) and keeping the pull
+  // requests it is asked to open.
+  void make_github_repository(size_t count) {
+    github = true;
+    delivered_event = "PR_CREATED";
+    ASSERT_TRUE(make_directories(gh_dir));
+    ASSERT_TRUE(make_directories(bin));
+    ASSERT_EQ(::symlink((test::test_dir() + "/fixtures/bundle/fake-gh").c_str(),
+                        (bin + "/gh").c_str()),
+              0);
+    auto cp = test::run_process({"cp", "-R", suite + "/repo", repo});
+    ASSERT_EQ(cp.exit_code, 0) << cp.err;
+    auto bare = test::run_process({"git", "init", "-q", "--bare", "-b", "main", remote}, env(),
+                                  scratch.path());
+    ASSERT_EQ(bare.exit_code, 0) << bare.err;
+    git({"init", "-q", "-b", "main"});
+    git({"add", "-A"});
+    git({"commit", "-q", "-m", "base"});
+    const std::string origin = "https://github.com/acme/markers.git";
+    git({"remote", "add", "origin", origin});
+    git({"config", "url." + remote + ".insteadOf", origin});
+    git({"push", "-q", "-u", "origin", "main"});
+    git({"remote", "set-head", "origin", "main"});
+    auto titles = lines_of(test::slurp(suite + "/issues.txt"));
+    ASSERT_GE(titles.size(), count);
+    Json issues = Json::array();
+    for (size_t i = 0; i < count; ++i)
+      issues.push_back({{"number", i + 1},
+                        {"title", titles[i]},
+                        {"body", titles[i] + "."},
+                        {"labels", Json::array({{{"name", "devgraph"}}})},
+                        {"state", "OPEN"},
+                        {"createdAt", "2026-11-01T10:00:00Z"},
+                        {"updatedAt", "2026-11-01T10:00:00Z"}});
+    test::write_text(gh_dir + "/issues.json", dump_py(issues) + "\n");
+  }
+
+  // Pull request N's body, by the branch it was opened from.
+  std::map<std::string, std::string> pull_request_bodies() const {
+    std::map<std::string, std::string> out;
+    for (int n = 1; path_exists(gh_dir + "/pr-" + std::to_string(n) + ".fields"); ++n) {
+      std::string head;
+      for (const auto& l : lines_of(test::slurp(gh_dir + "/pr-" + std::to_string(n) + ".fields")))
+        if (l.rfind("headRefName=", 0) == 0) head = l.substr(12);
+      out[head] = test::slurp(gh_dir + "/pr-" + std::to_string(n) + ".body");
+    }
+    return out;
   }
 
   // The suite's scenario with only the rules every bundle shares: one task
@@ -232,7 +293,7 @@ class Autonomy : public ::testing::Test {
     for (const char* type :
          {"AWAITING_HUMAN", "HUMAN_REQUIRED", "TECH_LEAD_BLOCKED", "RECOVERY_EXHAUSTED"})
       EXPECT_TRUE(of(type).empty()) << type;
-    EXPECT_EQ(of("BRANCH_READY").size(), bundles);
+    EXPECT_EQ(of(delivered_event).size(), bundles);
     std::vector<std::string> validate = {"validate", "run", run_dir};
     if (!skill.empty()) validate.insert(validate.end(), {"--skill", skill});
     auto v = devgraph(validate);
@@ -242,6 +303,11 @@ class Autonomy : public ::testing::Test {
   test::Scratch scratch;
   std::string suite, repo, ai_root, scenario, run_dir;
   std::string skill;  // the skill directory a run was given, "" for the shipped one
+  // GitHub delivery (make_github_repository): the fake gh's files, its bin
+  // directory and the bare repository behind the origin.
+  bool github = false;
+  std::string delivered_event = "BRANCH_READY";
+  std::string gh_dir = scratch / "gh", bin = scratch / "bin", remote = scratch / "origin.git";
   std::vector<Json> events;
   Json state;
 };
@@ -390,6 +456,40 @@ TEST_F(Autonomy, TenRecoverableMisbehavioursInOneRunAreAllDeliveredWithNoPerson)
   for (const char* type : {"BLOCKED", "RECOVERED", "NEEDS_CONTEXT", "MALFORMED_RESULT"})
     for (const auto& d : of(type)) stopped.insert(json_str(d, "bundle"));
   EXPECT_EQ(stopped, (std::set<std::string>{"b1", "b2", "b3", "b7", "b10"}));
+}
+
+// The same ten bundles under GitHub delivery: ten pull requests, each
+// closing its issue, opened with no person; the scratch file of b8 is in
+// its quarantine and named in its pull request's body, and never pushed.
+TEST_F(Autonomy, TenRecoverableMisbehavioursUnderGithubDeliveryOpenTenPullRequestsWithNoPerson) {
+  ASSERT_NO_FATAL_FAILURE(make_github_repository(10));
+  auto r = run();
+  ASSERT_NO_FATAL_FAILURE(expect_delivered_unattended(r, 10));
+  EXPECT_TRUE(of("FOOTPRINT_VIOLATION").empty());
+  auto bodies = pull_request_bodies();
+  ASSERT_EQ(bodies.size(), 10u);
+  for (int i = 1; i <= 10; ++i) {
+    const std::string b = "b" + std::to_string(i);
+    ASSERT_TRUE(bodies.count(branch_of(b))) << b;
+    const std::string& body = bodies[branch_of(b)];
+    EXPECT_NE(body.find("Closes #" + std::to_string(i) + "\n"), std::string::npos) << body;
+    EXPECT_EQ(body.find("Kept out of this pull request") != std::string::npos, i == 8) << body;
+  }
+  EXPECT_NE(bodies[branch_of("b8")].find("notes-T1.md"), std::string::npos);
+  EXPECT_EQ(test::slurp(run_dir + "/bundles/b8/quarantine/files/notes-T1.md"),
+            "scratch notes of T1\n");
+  auto pushed = test::run_process(
+      {"git", "--git-dir", remote, "ls-tree", "-r", "--name-only", "refs/heads/" + branch_of("b8")},
+      env(), scratch.path());
+  ASSERT_EQ(pushed.exit_code, 0) << pushed.err;
+  EXPECT_EQ(pushed.out.find("notes-T1.md"), std::string::npos) << pushed.out;
+  // b7's planner was answered from the repository's conventions.
+  auto needs = of("NEEDS_CONTEXT", {{"bundle", "b7"}});
+  ASSERT_EQ(needs.size(), 1u);
+  EXPECT_EQ(needs[0]["context_search"]["found"][0].get<std::string>().rfind(
+                "- docs/conventions.md:3: ", 0),
+            0u)
+      << dump_py(needs[0]["context_search"]);
 }
 
 // The plan's tasks.json names a dependency on a task that does not exist:
