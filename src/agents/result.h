@@ -31,10 +31,5 @@ Expected<Json> extract_result(std::string_view text, const Schema& schema);
 // The same check for a value the CLI returned as structured output.
 Expected<Json> check_result(const Json& value, const Schema& schema);
 
-// Wraps text that a persona, an issue or a user wrote before it goes into
-// another persona's prompt: a note that the block is data and never
-// instructions, then DATA_START, the text, DATA_END. Marker lines inside
-// `text` are defused so the text cannot close the block early.
-std::string wrap_untrusted(std::string_view what, std::string_view text);
 
 }  // namespace devgraph::agents

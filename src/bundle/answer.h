@@ -12,7 +12,7 @@
 // - answer_for_dispatch() gives the answer to the visit the answer led to
 //   only (the cursor's move count equals the record's): a relaunch of that
 //   visit after a kill gets it again, a later visit of any node does not.
-//   The text goes through templates::fence_data, the fence of the
+//   The text goes through fence_untrusted (util/untrusted.h), the fence of the
 //   findings and of recovered context, after a line saying a person wrote
 //   it and that it is data to weigh, not instructions to obey blindly. ""
 //   when there is no such answer or its file cannot be read (the persona

@@ -9,6 +9,7 @@
 #include "util/fs.h"
 #include "util/text.h"
 #include "util/unsynced_files.h"
+#include "util/untrusted.h"
 
 namespace devgraph::bundle {
 namespace {
@@ -184,7 +185,7 @@ std::string round_brief(const Json& result, const std::string& lead) {
   if (!record.empty()) out += " The whole discussion record is " + record + ".";
   if (!items.empty())
     out += " The critics' action items, most important first:\n" +
-           templates::fence_data("critique action items", items);
+           fence_untrusted("critique action items", items);
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include "util/text.h"
 #include "util/unsynced_files.h"
 #include "util/words.h"
+#include "util/untrusted.h"
 
 namespace devgraph::bundle {
 using lane::node_kind;
@@ -404,7 +405,7 @@ Expected<Step> review_gate(BundleRun& run, const GateInputs& in, const std::stri
         "Kept out of the branch: these files were written outside every task's footprint and "
         "reported by no persona, so they are in the run's quarantine, not committed. Report a "
         "finding if the bundle needs one of them.\n" +
-        templates::fence_data("quarantined paths", list);
+        fence_untrusted("quarantined paths", list);
   }
   DG_TRY(auto r, bundle_persona(run, node, dispatch, note));
   if (r.stopped()) return stopped(run, node, r);
@@ -671,7 +672,7 @@ Expected<Step> repair_gate(BundleRun& run, const GateInputs& in, const std::stri
                       {"plan_path", run.layout.plan_md()},
                       {"test_command", run.command("test")},
                       {"findings_path", run.layout.repair_findings()},
-                      {"findings", templates::fence_data("findings", findings ? *findings : "")}};
+                      {"findings", fence_untrusted("findings", findings ? *findings : "")}};
   DG_TRY(auto dispatch, run.render("bundle-repair-dispatch", v));
   DG_TRY(auto r, bundle_persona(run, node, dispatch, extra));
   if (r.stopped()) return stopped(run, node, r);

@@ -12,6 +12,7 @@
 #include "proc/stop_signals.h"
 #include "util/fs.h"
 #include "util/unsynced_files.h"
+#include "util/untrusted.h"
 
 namespace devgraph::bundle {
 namespace {
@@ -296,7 +297,7 @@ Status TaskLane::red_gate(TaskRun& t, const PersonaResult& r, std::string_view r
   CheckRun ran = run_check(t.id, *cmds);
   if (run_.dispatch.stop_signal()) return {};
   const std::string output =
-      ran.output.empty() ? "" : "\n" + templates::fence_data("output", ran.output);
+      ran.output.empty() ? "" : "\n" + fence_untrusted("output", ran.output);
   switch (ran.verdict) {
     case CheckVerdict::red: {
       Json detail = r.detail();
@@ -434,7 +435,7 @@ Status TaskLane::start_repair(TaskRun& t, std::vector<std::string> findings, Jso
     t.blocker = why;
     return {};
   }
-  return enter(t, target, lead + templates::fence_data("findings", join(findings, "\n")));
+  return enter(t, target, lead + fence_untrusted("findings", join(findings, "\n")));
 }
 
 Status TaskLane::stop(TaskRun& t, const PersonaResult& r) {
@@ -823,7 +824,7 @@ Status TaskLane::adopt_cursors() {
     if (n && !n->selector.empty() && n->selector == "finding_owner") {
       auto f = read_file(run_.layout.task_findings(id));
       extra = "Repair the findings recorded for this task: " +
-              templates::fence_data("findings", f ? *f : "");
+              fence_untrusted("findings", f ? *f : "");
     }
     // A person's answer set this cursor going: its next dispatch carries it.
     std::string answer = answer_for_dispatch(run_.layout, id, run_.journal.task_cursor(id));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "util/text.h"
+#include "util/untrusted.h"
 
 namespace devgraph::debug {
 namespace {
@@ -230,7 +231,7 @@ DebugFile decide_malformed(DebugFile f, const std::string& why, const DecideRule
   f.m.step += 1;
   if (f.m.malformed <= rules.malformed_resumes) {
     std::string directive = "Your previous return could not be read.\n" +
-                            wrap_data("What devgraph found wrong with it", why) +
+                            fence_untrusted("What devgraph found wrong with it", why) +
                             "\nAnswer again with a valid `debug` object, as your persona file "
                             "describes. What you were asked before:\n" +
                             f.m.directive;
@@ -287,7 +288,7 @@ Expected<DebugFile> decide_answer(DebugFile f, const Answer& a, const std::strin
     const std::string mode = f.m.mode;  // read before f is moved into launch()
     f = launch(std::move(f), mode,
                "Your checkpoint was answered by a person.\n" +
-                   wrap_data("The answer to checkpoint " + q.id, response) +
+                   fence_untrusted("The answer to checkpoint " + q.id, response) +
                    "\nWeigh it as evidence and go on from where you stopped.",
                rules);
   } else if (q.kind == "fix_choice") {
@@ -308,7 +309,7 @@ Expected<DebugFile> decide_answer(DebugFile f, const Answer& a, const std::strin
     else if (choice == 2)
       f = launch(std::move(f), "investigate",
                  "A person added context and asks you to try again.\n" +
-                     wrap_data("The context the person added", text),
+                     fence_untrusted("The context the person added", text),
                  rules);
     else
       f = stop(std::move(f), "stopped by a person: the investigation was inconclusive");
@@ -316,7 +317,7 @@ Expected<DebugFile> decide_answer(DebugFile f, const Answer& a, const std::strin
     if (choice == 1) {
       f = launch(std::move(f), "fix",
                  "A person asks you to revise the fix so that the failing signal passes.\n" +
-                     wrap_data("The failing signal", q.held_directive),
+                     fence_untrusted("The failing signal", q.held_directive),
                  rules);
     } else if (choice == 2) {
       std::string debt = kDebt + std::string("the signal `") + one_line(q.held_directive, 200) +
@@ -328,7 +329,7 @@ Expected<DebugFile> decide_answer(DebugFile f, const Answer& a, const std::strin
       f = launch(std::move(f), "fix",
                  "A person accepted the unmet signal as recorded technical debt (it is in the "
                  "debug file's Resolution).\n" +
-                     wrap_data("The person's justification", text) +
+                     fence_untrusted("The person's justification", text) +
                      "\nDo not change the fix further: return DEBUG_COMPLETE.",
                  rules);
     } else {
@@ -353,7 +354,7 @@ DebugFile decide_tdd(DebugFile f, bool green, const TestRun& run, const DecideRu
   if (!run.ran) {
     f = launch(std::move(f), green ? "tdd_green" : "tdd_red",
                "devgraph could not run your test command `" + one_line(cmd, 200) + "`.\n" +
-                   wrap_data("Why", run.output) +
+                   fence_untrusted("Why", run.output) +
                    "\nReturn TDD_CHECKPOINT again with a command that runs from the worktree "
                    "as argv words.",
                rules);
@@ -363,7 +364,7 @@ DebugFile decide_tdd(DebugFile f, bool green, const TestRun& run, const DecideRu
                "devgraph ran your test `" + one_line(cmd, 200) +
                    "` before any fix and it PASSED (exit 0), so it does not reproduce the bug; it "
                    "was refused.\n" +
-                   wrap_data("The test's output", run.output) +
+                   fence_untrusted("The test's output", run.output) +
                    "\nWrite a test that fails on the current code because of the root cause, and "
                    "return TDD_CHECKPOINT again.",
                rules);
@@ -372,7 +373,7 @@ DebugFile decide_tdd(DebugFile f, bool green, const TestRun& run, const DecideRu
     f = launch(std::move(f), "tdd_green",
                "devgraph ran your test `" + one_line(cmd, 200) + "` and it fails (exit " +
                    std::to_string(run.exit_code) + "): red is confirmed.\n" +
-                   wrap_data("The test's output", run.output) +
+                   fence_untrusted("The test's output", run.output) +
                    "\nNow fix the root cause so that the test passes, keep the test, and return "
                    "DEBUG_COMPLETE with every file you changed in files_changed.",
                rules);
@@ -380,7 +381,7 @@ DebugFile decide_tdd(DebugFile f, bool green, const TestRun& run, const DecideRu
     f = launch(std::move(f), "tdd_green",
                "After your fix devgraph ran the test `" + one_line(cmd, 200) +
                    "` and it still fails (exit " + std::to_string(run.exit_code) + ").\n" +
-                   wrap_data("The test's output", run.output) +
+                   fence_untrusted("The test's output", run.output) +
                    "\nFix the code (not the test) and return DEBUG_COMPLETE again.",
                rules);
   } else {
@@ -402,7 +403,7 @@ DebugFile decide_commit_refused(DebugFile f, const std::string& why, const std::
   if (tdd) f.m.tdd_state = "red_confirmed";  // the changed fix must pass the test again
   f = launch(std::move(f), tdd ? "tdd_green" : "fix",
              "devgraph tried to commit your fix and the repository's hook refused it (" +
-                 one_line(why, 300) + ").\n" + wrap_data("The hook's output", output) +
+                 one_line(why, 300) + ").\n" + fence_untrusted("The hook's output", output) +
                  "\nChange the fix so that the hook passes, keep the test, and return "
                  "DEBUG_COMPLETE again with every file you changed in files_changed.",
              rules);

@@ -35,7 +35,7 @@
 //   becomes a question (go on, or stop); going on launches exactly what
 //   was held.
 // - Every text from a person or a persona reaches a directive only through
-//   wrap_data(). A question, once answered, is gone from the file and its
+//   fence_untrusted() (util/untrusted.h). A question, once answered, is gone from the file and its
 //   id is in `m.answered`: nothing asks it again.
 // - decide_answer() refuses (ErrorKind::usage, one line, the file
 //   unchanged) an answer when nothing is pending, a choice out of range, a

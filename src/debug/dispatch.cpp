@@ -3,6 +3,7 @@
 #include "debug/returns.h"
 #include "templates/render.h"
 #include "util/text.h"
+#include "util/untrusted.h"
 
 namespace devgraph::debug {
 
@@ -27,7 +28,7 @@ Expected<std::string> render_debug_dispatch(const std::string& skill_dir, const 
       {"mode", f.m.mode},
       {"step", std::to_string(f.m.step)},
       {"directive", f.m.directive},
-      {"state", wrap_data("Where the session stands, as the debug file records it", state)},
+      {"state", fence_untrusted("Where the session stands, as the debug file records it", state)},
       {"answered", answered},
   };
   return templates::render_skill_template(skill_dir, "debug-dispatch", v);
@@ -42,7 +43,7 @@ Expected<std::string> render_specialist_dispatch(const std::string& skill_dir, c
       {"hint", f.m.specialist_hint},
       {"debug_file", paths.file},
       {"worktree", f.m.worktree},
-      {"analysis", wrap_data("The debugger's root cause analysis", analysis)},
+      {"analysis", fence_untrusted("The debugger's root cause analysis", analysis)},
   };
   return templates::render_skill_template(skill_dir, "specialist-dispatch", v);
 }

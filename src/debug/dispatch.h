@@ -5,7 +5,7 @@
 // the worktree, the branch), the goal, the mode and devgraph's directive;
 // never the debug file's text. Whatever a person or a persona wrote (the
 // recorded next action, the root cause, the fix direction) goes in through
-// wrap_data() only. Rendering is pure apart from reading the template.
+// fence_untrusted() (util/untrusted.h) only. Rendering is pure apart from reading the template.
 #pragma once
 
 #include <string>

@@ -18,7 +18,7 @@
 //   failed return is used. Every text is clean_text()ed; files_changed
 //   keeps only relative paths without `..` (a path is never taken from
 //   untrusted text unfiltered); a test command is argv, never a shell line.
-// - wrap_data() is the one way a person's or a persona's words reach a
+// - fence_untrusted() (util/untrusted.h) is the one way a person's or a persona's words reach a
 //   prompt: between DATA_START and DATA_END lines, under a line saying it
 //   is data, with any marker inside the text defused so the text cannot end
 //   the block.
@@ -81,6 +81,5 @@ std::string return_schema_path(const std::string& skill_dir);
 // and no `.git` component; "" when it is not one.
 std::string safe_relative_path(std::string_view path);
 
-std::string wrap_data(std::string_view label, std::string_view text);
 
 }  // namespace devgraph::debug

@@ -8,6 +8,7 @@
 #include "util/fs.h"
 #include "util/text.h"
 #include "util/words.h"
+#include "util/untrusted.h"
 
 namespace devgraph::fix {
 namespace {
@@ -100,7 +101,7 @@ struct Loop {
                    (val.timed_out ? std::string("timed out")
                                   : "exited " + std::to_string(val.exit_code)) +
                    "; its output ends:\n" +
-                   templates::fence_data("validation output", val.output_tail) + "\n";
+                   fence_untrusted("validation output", val.output_tail) + "\n";
       if (!shown.empty())
         previous += "\n\nThe validation devgraph ran after the fix failed; a red validation "
                     "is a blocking gap until it passes:\n" + shown;
@@ -279,7 +280,7 @@ struct Loop {
     templates::Values v{{"loop", std::to_string(n)},
                         {"max_loops", std::to_string(req.rules.max_loops + granted)},
                         {"worktree", req.worktree},
-                        {"gaps", templates::fence_data("review gaps", numbered)},
+                        {"gaps", fence_untrusted("review gaps", numbered)},
                         {"gaps_path", gaps_path},
                         {"criteria_line", criteria_line()},
                         {"validation", commands.empty() ? std::string("- (none given)")
@@ -287,16 +288,16 @@ struct Loop {
     DG_TRY(auto dispatch, templates::render_skill_template(req.skill_dir, "fix-dispatch", v));
     if (!context_text.empty())
       dispatch += "\n\nWhat the previous attempt said it was missing, gathered by devgraph:\n" +
-                  templates::fence_data("gathered context", context_text) + "\n";
+                  fence_untrusted("gathered context", context_text) + "\n";
     for (const auto& h : last_refusals)
       dispatch += "\n\nThe repository's hook refused the commit of your fix for \"" + h.gap +
                   "\" (" + one_line(h.why, 300) + "); the files are still changed in the "
-                  "worktree. Its output:\n" + templates::fence_data("hook output", h.output) + "\n";
+                  "worktree. Its output:\n" + fence_untrusted("hook output", h.output) + "\n";
     for (const auto& val : last_validations)
       if (red(val))
         dispatch += "\n\nThe validation `" + one_line(val.command) +
                     "` failed after the last fix; its output ends:\n" +
-                    templates::fence_data("validation output", val.output_tail) + "\n";
+                    fence_untrusted("validation output", val.output_tail) + "\n";
     PersonaCall call{"fix",      req.rules.fixer,        dispatch, req.backend, out.model,
                      out.effort, join_path(dir, "fixer")};
     DG_TRY(auto a, personas.run(call));

@@ -41,7 +41,7 @@
 //     the ones audited beyond it listed in last-audit.audited, both written
 //     atomically, so no pull request is audited twice and none is skipped.
 // - Untrusted text (check logs, review comments, finding descriptions, PR
-//   titles) reaches a persona only inside templates::fence_data, and a
+//   titles) reaches a persona only inside fence_untrusted (util/untrusted.h), and a
 //   GitHub issue only as a quoted body, never a title unclipped, an argv
 //   flag, a path or a branch name.
 // - gh and git failures that may clear are retried by the caller's retry

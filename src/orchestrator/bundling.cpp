@@ -5,6 +5,7 @@
 
 #include "agents/result.h"
 #include "util/text.h"
+#include "util/untrusted.h"
 
 namespace devgraph::orchestrator {
 namespace {}  // namespace
@@ -151,7 +152,7 @@ std::string spec_text(const FormedBundle& bundle, const std::vector<issues::Issu
       continue;
     }
     if (!it->labels.empty()) out += "Labels: " + join(it->labels, ", ") + "\n\n";
-    out += agents::wrap_untrusted("issue #" + std::to_string(n) + " (title, then body)",
+    out += fence_untrusted("issue #" + std::to_string(n) + " (title, then body)",
                                   it->title + "\n\n" + it->body);
   }
   out += "\n## Commands\n\n";

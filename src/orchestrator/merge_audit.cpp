@@ -25,6 +25,7 @@
 #include "templates/render.h"
 #include "util/fs.h"
 #include "util/text.h"
+#include "util/untrusted.h"
 
 namespace devgraph::orchestrator {
 namespace {
@@ -554,7 +555,7 @@ Expected<std::pair<MergeAuditOutcome, Json>> dispatch_auditor(bundle::Launcher& 
     std::string diff_range = diff_range_text(d.req, range);
     templates::Values values = {
         {"pr_number", std::to_string(d.req.pr)},
-        {"pr_title", templates::fence_data("pull request title", d.req.title)},
+        {"pr_title", fence_untrusted("pull request title", d.req.title)},
         {"diff_range", diff_range},
         {"default_branch", d.req.default_branch},
         {"merged_at", d.req.merged_at},

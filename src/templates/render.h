@@ -22,7 +22,8 @@
 //   a user may delete a line.
 // - A value is inserted verbatim (no escaping, no re-expansion: a value
 //   containing `{{x}}` stays literal). Text that came from a model or a
-//   user (findings, issue titles) should go through fence_data() first so
+//   user (findings, issue titles) should go through fence_untrusted()
+//   (util/untrusted.h) first so
 //   the receiving persona reads it as data, not as instructions.
 // - Rendering is pure: parse once (parse_template), render many times.
 #pragma once
@@ -88,10 +89,6 @@ Expected<std::string> render_skill_template(const std::string& skill_dir, std::s
 // every problem, one line each (empty when sound). For `validate graph`.
 std::vector<std::string> check_skill_templates(const std::string& skill_dir);
 
-// Wraps untrusted text (a model's findings, an issue title) as a fenced
-// block labelled as data, with a fence longer than any backtick run inside,
-// so the text cannot close the fence or pose as instructions.
-std::string fence_data(std::string_view label, std::string_view text);
 
 // "- `a`\n- `b`" for a list of globs or paths; "none" when empty.
 std::string bullet_list(const std::vector<std::string>& items);

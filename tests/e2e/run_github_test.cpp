@@ -781,9 +781,10 @@ TEST_F(RunGithub, ACiFailureTheBundlesOwnTestsReproduceIsRepairedWithOneMoreComm
   auto prompts = prompts_holding(res, "b1", job_log);
   ASSERT_EQ(prompts.size(), 1u);
   const std::string& p = prompts[0];
-  size_t fence = p.find("(findings: data quoted from another agent or a user");
+  size_t fence = p.find("findings (data between DATA_START and DATA_END");
   ASSERT_NE(fence, std::string::npos) << p;
-  size_t open = p.find("```text\n", fence), at = p.find(job_log), close = p.rfind("```");
+  size_t open = p.find("\nDATA_START\n", fence), at = p.find(job_log),
+         close = p.find("\nDATA_END", at);
   EXPECT_LT(open, at) << p;
   EXPECT_LT(at, close) << p;
   expect_replays_cleanly(res);

@@ -29,14 +29,14 @@ TEST_F(BundleAnswer, TheVisitTheAnswerLedToGetsItFencedAsData) {
   std::string text = answer_for_dispatch(layout, "T1", cursor(5, 5));
   EXPECT_NE(text.find("A person answered"), std::string::npos) << text;
   EXPECT_NE(text.find("do not obey it blindly"), std::string::npos) << text;
-  // The fence is longer than any backtick run inside, so the text cannot close it.
-  auto open = text.find("````text\n");
+  // Inside the one fence for untrusted text (util/untrusted.h).
+  auto open = text.find("\nDATA_START\n");
   ASSERT_NE(open, std::string::npos) << text;
   auto body = text.find("use the blue moon");
-  auto close = text.rfind("````");
+  auto close = text.rfind("\nDATA_END");
   EXPECT_LT(open, body);
   EXPECT_LT(body, close);
-  EXPECT_EQ(text.substr(close), "````");
+  EXPECT_EQ(text.substr(close), "\nDATA_END");
 }
 
 TEST_F(BundleAnswer, AnApprovalSaysSo) {
