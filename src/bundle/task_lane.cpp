@@ -324,7 +324,7 @@ Status TaskLane::red_gate(TaskRun& t, const PersonaResult& r, std::string_view r
                        output);
 }
 
-Status TaskLane::green_gate(TaskRun& t, const PersonaResult& last, Json detail,
+Status TaskLane::green_gate(TaskRun& t, Json detail,
                             std::string_view route) {
   // The test writer's latest result names the check (a repair may have
   // named a new one); else the one its red step named, from the cursor.
@@ -354,7 +354,14 @@ Status TaskLane::green_gate(TaskRun& t, const PersonaResult& last, Json detail,
   }
   std::string finding = "the task's check does not pass after verification: " + ran.what;
   if (!ran.output.empty()) finding += ":\n" + ran.output;
-  return start_repair(t, {finding}, last.detail(),
+  // devgraph's own check found it, not the verifier that answered last:
+  // the event says so.
+  std::vector<std::string> texts;
+  for (const auto& c : *cmds) texts.push_back(c.text);
+  Json found{{"raised_by", Json::array({"devgraph"})},
+             {"summary", "devgraph ran the task's check after verification: " + ran.what},
+             {"check", Json{{"commands", texts}, {"passed", false}}}};
+  return start_repair(t, {finding}, std::move(found),
                       "Repair this: devgraph ran the task's check and it does not pass: ",
                       lane::route::kConcernsActionable, implementer(t.id));
 }
@@ -404,7 +411,7 @@ Status TaskLane::on_joined(TaskRun& t, const PersonaResult& last) {
     route = lane::route::kConcernsObservational;
   }
   if (n && n->evidence == kEvidenceCheckPasses)
-    return green_gate(t, last, std::move(detail), route);
+    return green_gate(t, std::move(detail), route);
   return take(t, route, lane::done_event(t.node), std::move(detail));
 }
 

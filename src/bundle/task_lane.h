@@ -158,7 +158,7 @@ class TaskLane {
                   std::string_view event);
   // `route`: done, or concerns_observational when observational concerns
   // ride on the move.
-  Status green_gate(TaskRun& t, const PersonaResult& last, Json detail, std::string_view route);
+  Status green_gate(TaskRun& t, Json detail, std::string_view route);
   // Observational concerns, into the bundle's result with who raised them.
   void record_concerns(const TaskRun& t, const Triage& tr);
   Status send_back(TaskRun& t, const PersonaResult& r, const std::string& why);
