@@ -68,8 +68,8 @@ fi
 #   build/ (all): the sanitized twin, the library and the binary again
 #     under AddressSanitizer and UBSan, linked with the same test objects
 #     (CMakeLists.txt, DEVGRAPH_SANITIZED_TWIN).
-#   build-fuzz/: libFuzzer targets of the guard's shell parser and the
-#     board's HTTP request parser, with clang.
+#   build-fuzz/: libFuzzer targets of the guard's shell parser, the
+#     board's HTTP request parser and the untrusted-text fence, with clang.
 # The package test waits for it (cpack builds the tree's install target).
 side_log=$TMPDIR/side-builds.log
 side_builds() {
@@ -77,7 +77,8 @@ side_builds() {
   if [ "$fuzz" = 1 ]; then
     cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DDEVGRAPH_FUZZ=ON \
       -DDEVGRAPH_TESTS=OFF >/dev/null
-    cmake --build build-fuzz -j"$build_jobs" --target guard_shell_fuzz board_http_fuzz
+    cmake --build build-fuzz -j"$build_jobs" --target guard_shell_fuzz board_http_fuzz \
+      untrusted_fence_fuzz
   fi
 }
 echo "== [${SECONDS} s] building the rest beside the tests (its log follows if it fails)"
@@ -113,9 +114,10 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build -j"${DEVGRAPH_SANITIZED_TEST_JOBS:-$build_jobs}" \
   --output-on-failure --timeout 900 -L "^($labels)\$"
 
-# Short libFuzzer runs of the guard's shell parser and the board's HTTP
-# request parser when clang is present (DEVGRAPH_SKIP_FUZZ=1 skips them;
-# DEVGRAPH_FUZZ_SECONDS sets the guard's length, the HTTP parser's is half).
+# Short libFuzzer runs of the guard's shell parser, the board's HTTP
+# request parser and the fence for untrusted text when clang is present
+# (DEVGRAPH_SKIP_FUZZ=1 skips them; DEVGRAPH_FUZZ_SECONDS sets the guard's
+# length, the other two get half each).
 fuzz_run() {
   local target=$1 corpus=$2 seconds=$3 work
   echo "== [${SECONDS} s] fuzz: $target (build-fuzz/, $seconds s)"
@@ -129,5 +131,6 @@ if [ "$fuzz" = 1 ]; then
   fuzz_seconds=${DEVGRAPH_FUZZ_SECONDS:-30}
   fuzz_run guard_shell_fuzz shell "$fuzz_seconds"
   fuzz_run board_http_fuzz http "$(( (fuzz_seconds + 1) / 2 ))"
+  fuzz_run untrusted_fence_fuzz fence "$(( (fuzz_seconds + 1) / 2 ))"
 fi
 echo "== [${SECONDS} s] done"
