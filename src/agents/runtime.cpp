@@ -477,8 +477,11 @@ struct PersonaRuntime::Impl {
                                            : extract_result(out.final_text, schema);
     if (ex.timed_out) {
       result = fail("timeout");
-      out.error = "exceeded the " + std::to_string(cfg.persona_timeout.count() / 60000) +
-                  " min persona timeout (" + std::to_string(cfg.persona_timeout.count()) + " ms)";
+      const long long ms = cfg.persona_timeout.count();
+      // Whole minutes as minutes, anything else as seconds ("5 s", "90 s").
+      const std::string limit = ms % 60000 == 0 ? std::to_string(ms / 60000) + " min"
+                                                : std::to_string((ms + 999) / 1000) + " s";
+      out.error = "exceeded the " + limit + " persona timeout (" + std::to_string(ms) + " ms)";
     }
     Json finished{{"persona", l.request.persona},
                   {"task", task_json(l.request.task)},

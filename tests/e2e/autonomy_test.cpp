@@ -549,7 +549,8 @@ TEST_F(Autonomy, APersonaThatTimesOutOnceIsLaunchedAgainAndTheBundleIsDelivered)
   ASSERT_NO_FATAL_FAILURE(expect_delivered_unattended(r, 1));
   auto blocked = of("BLOCKED", {{"persona", "developer"}});
   ASSERT_EQ(blocked.size(), 1u);
-  EXPECT_NE(json_str(blocked[0], "summary").find("persona timeout"), std::string::npos)
+  EXPECT_NE(json_str(blocked[0], "summary").find("exceeded the 5 s persona timeout (5000 ms)"),
+            std::string::npos)
       << dump_py(blocked[0]);
   EXPECT_EQ(blocked[0]["retry"], 1);
   auto recovered = of("RECOVERED");
