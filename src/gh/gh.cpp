@@ -178,15 +178,21 @@ Expected<MergedPr> merged_pr_of(const ListReader& in) {
   return pr;
 }
 
+// An item's `author`: its login, "" for null (a deleted account).
+Expected<std::string> author_of(const ListReader& in) {
+  DG_TRY(const Json* author, in.field("author"));
+  if (author->is_object() && author->contains("login") && author->at("login").is_string())
+    return author->at("login").get<std::string>();
+  if (!author->is_null())
+    return in.bad("whose \"author\" is neither null nor an object with a \"login\": " +
+                  one_line(*author));
+  return std::string();
+}
+
 Expected<Review> review_of(const ListReader& in) {
   DG_CHECK(in.object());
   Review review;
-  DG_TRY(const Json* author, in.field("author"));
-  if (author->is_object() && author->contains("login") && author->at("login").is_string())
-    review.author = author->at("login").get<std::string>();
-  else if (!author->is_null())
-    return in.bad("whose \"author\" is neither null nor an object with a \"login\": " +
-                  one_line(*author));
+  DG_TRY(review.author, author_of(in));
   DG_TRY(review.state, in.str("state"));
   if (review.state != "APPROVED" && review.state != "CHANGES_REQUESTED" &&
       review.state != "COMMENTED" && review.state != "DISMISSED" && review.state != "PENDING")
@@ -198,12 +204,7 @@ Expected<Review> review_of(const ListReader& in) {
 Expected<IssueComment> comment_of(const ListReader& in) {
   DG_CHECK(in.object());
   IssueComment comment;
-  DG_TRY(const Json* author, in.field("author"));
-  if (author->is_object() && author->contains("login") && author->at("login").is_string())
-    comment.author = author->at("login").get<std::string>();
-  else if (!author->is_null())
-    return in.bad("whose \"author\" is neither null nor an object with a \"login\": " +
-                  one_line(*author));
+  DG_TRY(comment.author, author_of(in));
   DG_TRY(comment.body, in.str("body"));
   return comment;
 }
@@ -364,21 +365,8 @@ class RealGh final : public Gh {
                       "gh pr view: not a pull request number: " + std::to_string(number));
     const std::string n = std::to_string(number);
     const std::string what = "gh pr view " + n + " --json reviews";
-    DG_TRY(auto r, run({"pr", "view", n, "--json", "number,reviews"}, what));
-    if (r.exit_code != 0) return error_of(kFailed, what + " failed: " + refusal(r));
-    auto j = parse_json(r.out, what);
-    if (!j) return error_of(kMalformed, j.error().message);
-    if (!j->is_object())
-      return error_of(kMalformed,
-                      what + " answered something other than an object: " + one_line(*j));
-    if (!j->contains("number") || !j->at("number").is_number_integer())
-      return error_of(kMalformed, what + " answered without a \"number\"");
-    if (j->at("number").get<long long>() != number)
-      return error_of(kMalformed, what + " answered about #" +
-                                      std::to_string(j->at("number").get<long long>()));
-    if (!j->contains("reviews") || !j->at("reviews").is_array())
-      return error_of(kMalformed, what + " answered without a \"reviews\" array");
-    const Json& items = j->at("reviews");
+    DG_TRY(Json items, numbered_list({"pr", "view", n, "--json", "number,reviews"}, what, number,
+                                     "reviews"));
     std::vector<Review> reviews;
     for (size_t i = 0; i < items.size(); ++i) {
       DG_TRY(auto review, review_of(ListReader(items[i], i, what, "a review")));
@@ -392,21 +380,8 @@ class RealGh final : public Gh {
       return error_of(kBadRequest, "gh issue view: not an issue number: " + std::to_string(number));
     const std::string n = std::to_string(number);
     const std::string what = "gh issue view " + n + " --json comments";
-    DG_TRY(auto r, run({"issue", "view", n, "--json", "number,comments"}, what));
-    if (r.exit_code != 0) return error_of(kFailed, what + " failed: " + refusal(r));
-    auto j = parse_json(r.out, what);
-    if (!j) return error_of(kMalformed, j.error().message);
-    if (!j->is_object())
-      return error_of(kMalformed,
-                      what + " answered something other than an object: " + one_line(*j));
-    if (!j->contains("number") || !j->at("number").is_number_integer())
-      return error_of(kMalformed, what + " answered without a \"number\"");
-    if (j->at("number").get<long long>() != number)
-      return error_of(kMalformed, what + " answered about #" +
-                                      std::to_string(j->at("number").get<long long>()));
-    if (!j->contains("comments") || !j->at("comments").is_array())
-      return error_of(kMalformed, what + " answered without a \"comments\" array");
-    const Json& items = j->at("comments");
+    DG_TRY(Json items, numbered_list({"issue", "view", n, "--json", "number,comments"}, what,
+                                     number, "comments"));
     std::vector<IssueComment> comments;
     for (size_t i = 0; i < items.size(); ++i) {
       DG_TRY(auto c, comment_of(ListReader(items[i], i, what, "a comment")));
@@ -504,6 +479,27 @@ class RealGh final : public Gh {
  private:
   // Runs gh; a gh that could not be started or did not finish is an Error,
   // a gh that exited (with any status) is a result.
+  // `gh ... view <number> --json number,<key>`: the answer's `key` array,
+  // after checking that it answers about `number`.
+  Expected<Json> numbered_list(std::vector<std::string> args, const std::string& what,
+                               long long number, const char* key) {
+    DG_TRY(auto r, run(std::move(args), what));
+    if (r.exit_code != 0) return error_of(kFailed, what + " failed: " + refusal(r));
+    auto j = parse_json(r.out, what);
+    if (!j) return error_of(kMalformed, j.error().message);
+    if (!j->is_object())
+      return error_of(kMalformed,
+                      what + " answered something other than an object: " + one_line(*j));
+    if (!j->contains("number") || !j->at("number").is_number_integer())
+      return error_of(kMalformed, what + " answered without a \"number\"");
+    if (j->at("number").get<long long>() != number)
+      return error_of(kMalformed, what + " answered about #" +
+                                      std::to_string(j->at("number").get<long long>()));
+    if (!j->contains(key) || !j->at(key).is_array())
+      return error_of(kMalformed, what + " answered without a \"" + key + "\" array");
+    return j->at(key);
+  }
+
   Expected<CommandResult> run(std::vector<std::string> args, const std::string& what) {
     CommandSpec spec;
     spec.argv = {program_};
